@@ -1,0 +1,86 @@
+package decode
+
+// Mode says how the decoder delivers one column's values to a CellSink.
+type Mode uint8
+
+const (
+	// ModeValue delivers decoded values through the typed calls (Int, Decimal,
+	// DateTime, ...) and text as UTF-8 through the variable-length calls.
+	ModeValue Mode = iota
+	// ModeRaw delivers every non-NULL value, whatever its type, as its wire
+	// bytes through the variable-length calls (length prefix, PLP framing and
+	// text pointers removed; no transcoding, GUIDs in wire order). For
+	// checksums over raw bytes and for pass-through sinks.
+	ModeRaw
+	// ModeSkip makes the decoder skip the column: no call at all, not even Null.
+	ModeSkip
+)
+
+// CellSink receives a result set cell by cell, in column order, row by row.
+// It is the one-copy handoff of DESIGN.md §3: the sink owns destination
+// memory and the decoder writes each value into it once.
+//
+// For each row the decoder makes exactly one call per non-skipped column
+// (Null, a typed call, or one variable-length sequence), then EndRow.
+//
+// A variable-length value (char/varchar/text and the N- types as UTF-8,
+// binary types, xml, json, UDT bytes, vector elements, every ModeRaw value)
+// is delivered as:
+//
+//	BeginValue(col, size)
+//	zero or more parts, each either
+//	    dst := Reserve(col, n); <decoder writes m <= n bytes into dst[:m]>; Commit(col, m)
+//	or, when Reserve returned nil,
+//	    Write(col, p)   // p is borrowed: valid only during the call
+//	EndValue(col)
+//
+// size is the value's length in wire bytes when known (before transcoding),
+// or -1 when it is not known (PLP with unknown length). n is exact for bytes
+// and single-byte text that needs no transcoding, and an upper bound when the
+// decoder transcodes (UTF-16 to UTF-8 needs at most 3 bytes per code unit; a
+// code page at most 3 bytes per byte). A value may arrive in several parts
+// (PLP chunks, values bigger than the residency cap); the parts concatenate.
+// An empty value is BeginValue followed directly by EndValue.
+//
+// Vector values arrive as their elements: dims × 4 little-endian float32
+// bytes, the 8-byte vector header removed. sql_variant values arrive as a
+// Variant call naming the base type, followed by the base value's own call.
+//
+// Sinks may not retain any slice passed to them after the call returns.
+// No method may block on the network of the source; a sink that fails
+// records its error and returns it from EndRow, which stops decoding.
+type CellSink interface {
+	// Columns starts a result set. cols is valid until the next Columns call.
+	// The sink may set modes[i] for each column; all are ModeValue on entry.
+	Columns(cols []Column, modes []Mode) error
+
+	Null(col int)
+	Bool(col int, v bool)
+	// Int carries tinyint (0..255), smallint, int and bigint.
+	Int(col int, v int64)
+	Float32(col int, v float32)
+	Float64(col int, v float64)
+	Decimal(col int, v Decimal)
+	// Money carries money and smallmoney as an integer scaled by 10^4.
+	Money(col int, v int64)
+	// Date carries date as days since 0001-01-01.
+	Date(col int, days int32)
+	// Time carries time(n) as 100 ns ticks since midnight.
+	Time(col int, ticks int64)
+	DateTime(col int, v DateTime)
+	DateTimeOffset(col int, v DateTimeOffset)
+	GUID(col int, v GUID)
+	// Variant announces the base type of the sql_variant value that follows.
+	// ti is valid only during the call.
+	Variant(col int, ti *TypeInfo)
+
+	BeginValue(col int, size int64)
+	Reserve(col int, n int) []byte
+	Commit(col int, n int)
+	Write(col int, p []byte)
+	EndValue(col int)
+
+	// EndRow ends a row. A non-nil error stops the decoder and is returned
+	// from its Next call unchanged.
+	EndRow() error
+}
