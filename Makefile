@@ -1,0 +1,49 @@
+# tdsextract: the two set-up commands are `make demo` and `make test`.
+GO        ?= go
+BIN       ?= bin/tdsextract
+PKGS      ?= ./...
+FUZZTIME  ?= 10m
+# The default test run must stay well under 15 minutes on 2 cores.
+TESTFLAGS ?= -count=1 -timeout 20m
+
+.PHONY: build test demo bench fuzz lint vet fmt clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/tdsextract
+
+# Unit, integration (test TDS server, go-mssqldb, FreeTDS, PostgreSQL 15) and
+# allocation tests, then every benchmark once so none rots (CONVENTIONS 13).
+test:
+	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet $(PKGS)
+	$(GO) test $(TESTFLAGS) -bench . -benchtime 1x $(PKGS)
+
+# Starts the built-in sample server, exports sample tables to ./out and
+# prints the run summary.
+demo: build
+	$(BIN) demo --out out
+
+# The standard benchmark set (A/B harness; writes bench/results/latest.json).
+bench: build
+	$(GO) run ./bench -out bench/results/latest.json
+
+# Long fuzzing, one target at a time, FUZZTIME each.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t ($(FUZZTIME))"; \
+	    $(GO) test $$pkg -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) || exit 1; \
+	  done; \
+	done
+
+lint: vet
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt:
+	gofmt -w .
+
+clean:
+	rm -rf bin out

@@ -1,0 +1,424 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/tdsextract/tdsextract/engine"
+)
+
+// globalOpts are the flags every command shares.
+type globalOpts struct {
+	quiet     bool
+	logFormat string
+	logLevel  string
+	stdout    io.Writer
+	stderr    *os.File
+}
+
+func (g *globalOpts) logger() *slog.Logger {
+	lvl := slog.LevelInfo
+	switch strings.ToLower(g.logLevel) {
+	case "debug":
+		lvl = slog.LevelDebug
+	case "warn":
+		lvl = slog.LevelWarn
+	case "error":
+		lvl = slog.LevelError
+	}
+	if g.quiet {
+		lvl = slog.LevelWarn
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	if g.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(g.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(g.stderr, opts))
+}
+
+func newRootCmd(stdout, stderr *os.File) *cobra.Command {
+	g := &globalOpts{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "tdsextract",
+		Short: "Move SQL Server result sets into Parquet, PostgreSQL and CSV at wire speed",
+		Long: `tdsextract reads SQL Server over its own TDS implementation and streams every
+value once, straight into the memory of its sinks (Parquet, PostgreSQL binary
+COPY, CSV, plugins), with bounded memory, exact types and verified row counts.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	pf := root.PersistentFlags()
+	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no progress output; warnings and errors only")
+	pf.StringVar(&g.logFormat, "log-format", "text", "log format when not on a terminal: text or json")
+	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+
+	root.AddCommand(newRunCmd(g), newExportCmd(g), newInspectCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g))
+	return root
+}
+
+func newVersionCmd(g *globalOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(g.stdout, "tdsextract %s\n", version)
+			return nil
+		},
+	}
+}
+
+// jobEnvKeys are the job keys that TDSEXTRACT_<KEY> environment variables
+// override (dots become underscores: TDSEXTRACT_SOURCE_CONNECTION).
+var jobEnvKeys = []string{
+	"name", "parallel", "summary_file",
+	"source.connection", "source.password_env", "source.password_file",
+	"source.timeout", "source.connect_timeout",
+}
+
+// loadJob reads a YAML job file strictly: an unknown key is an error that
+// names the key and the file. Environment variables override the keys in
+// jobEnvKeys.
+func loadJob(path string) (*engine.JobConfig, error) {
+	v := viper.New()
+	v.SetConfigFile(path)
+	v.SetConfigType("yaml")
+	if err := v.ReadInConfig(); err != nil {
+		return nil, &engine.ConfigError{Field: path, Msg: fmt.Sprintf("cannot read the job file: %v", err)}
+	}
+	bindJobEnv(v)
+	var job engine.JobConfig
+	if err := v.UnmarshalExact(&job); err != nil {
+		return nil, &engine.ConfigError{Field: path, Msg: cleanViperError(err)}
+	}
+	return &job, nil
+}
+
+func bindJobEnv(v *viper.Viper) {
+	v.SetEnvPrefix("TDSEXTRACT")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	for _, k := range jobEnvKeys {
+		_ = v.BindEnv(k)
+	}
+}
+
+// cleanViperError turns mapstructure's multi-line report into one line
+// that names the offending keys.
+func cleanViperError(err error) string {
+	s := err.Error()
+	s = strings.ReplaceAll(s, "decoding failed due to the following error(s):", "")
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.ReplaceAll(s, "'' has invalid keys:", "unknown top-level key(s):")
+	s = strings.ReplaceAll(s, "has invalid keys:", "has unknown key(s):")
+	return s + " (see the config reference in README.md)"
+}
+
+func newRunCmd(g *globalOpts) *cobra.Command {
+	var summaryJSON string
+	var dryRun bool
+	var parallel int
+	cmd := &cobra.Command{
+		Use:   "run <job.yaml>",
+		Short: "Run the extracts of a job file",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return &usageError{errors.New("run needs exactly one job file: tdsextract run job.yaml")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			job, err := loadJob(args[0])
+			if err != nil {
+				return err
+			}
+			if parallel > 0 {
+				job.Parallel = parallel
+			}
+			if summaryJSON != "" {
+				job.SummaryFile = summaryJSON
+			}
+			if dryRun {
+				if err := job.Validate(engine.Default); err != nil {
+					return &engine.JobError{Kind: engine.KindConfig, Err: fmt.Errorf("%s: %w", args[0], err)}
+				}
+				fmt.Fprintf(g.stdout, "%s: valid (%d extracts)\n", args[0], len(job.Extracts))
+				return nil
+			}
+			return runJob(cmd.Context(), g, job)
+		},
+	}
+	cmd.Flags().StringVar(&summaryJSON, "summary-json", "", "also write the run summary as JSON to this file")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate the job file and exit")
+	cmd.Flags().IntVar(&parallel, "parallel", 0, "extracts to run at once (each on its own session)")
+	return cmd
+}
+
+// runJob runs a job with progress and prints the summary.
+func runJob(ctx context.Context, g *globalOpts, job *engine.JobConfig) error {
+	prog := newProgress(g)
+	r := &engine.Runner{Registry: engine.Default, Progress: prog}
+	sum, err := r.Run(ctx, job)
+	prog.Wait()
+	if sum != nil && len(sum.Extracts) > 0 {
+		printSummary(g.stdout, sum)
+		if job.SummaryFile != "" {
+			if werr := writeSummaryJSON(job.SummaryFile, sum); werr != nil && err == nil {
+				err = &engine.JobError{Kind: engine.KindExtract, Err: werr}
+			}
+		}
+	}
+	return err
+}
+
+func writeSummaryJSON(path string, sum *engine.Summary) error {
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("summary: %w", err)
+		}
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("summary: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+func printSummary(w io.Writer, sum *engine.Summary) {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "extract\trows\twire MB\tseconds\trows/s\tverified\ttimeout\t")
+	for _, e := range sum.Extracts {
+		if e.Name == "" {
+			continue
+		}
+		ver := e.Verified
+		if ver == "" {
+			ver = "-"
+		}
+		if e.Error != "" {
+			ver = "FAILED"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.0f\t%s\t%s\t\n", e.Name, e.Rows, float64(e.WireBytes)/1e6, e.Duration.Seconds(), e.RowsPerSec, ver, e.Timeout)
+	}
+	tw.Flush()
+	for _, e := range sum.Extracts {
+		for _, s := range e.Sinks {
+			fmt.Fprintf(w, "  %s -> %s: %d rows, %.1f MB, %s\n", e.Name, s.Type, s.Rows, float64(s.Bytes)/1e6, strings.Join(s.Files, ", "))
+		}
+		if e.Error != "" {
+			fmt.Fprintf(w, "  %s: FAILED: %s\n", e.Name, e.Error)
+		}
+	}
+	status := "ok"
+	if !sum.OK {
+		status = "FAILED"
+	}
+	fmt.Fprintf(w, "job %q %s in %.2fs\n", sum.Job, status, sum.Duration.Seconds())
+}
+
+func newExportCmd(g *globalOpts) *cobra.Command {
+	var (
+		source, passwordEnv, query, name, out, timeout, where, verify string
+		tables, to, columns                                           []string
+		parallel                                                      int
+		summaryJSON                                                   string
+	)
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Export tables or a query ad hoc, without a job file",
+		Example: `  tdsextract export --source 'sqlserver://sa@127.0.0.1:1433?database=sample' \
+      --password-env MSSQL_PASSWORD --table dbo.orders --to parquet --out ./out --timeout 30m`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := viper.New()
+			bindJobEnv(v)
+			if source == "" {
+				source = v.GetString("source.connection")
+			}
+			if passwordEnv == "" {
+				passwordEnv = v.GetString("source.password_env")
+			}
+			if timeout == "" {
+				timeout = v.GetString("source.timeout")
+			}
+			if source == "" {
+				return &usageError{errors.New("export needs --source (or TDSEXTRACT_SOURCE_CONNECTION)")}
+			}
+			if len(tables) == 0 && query == "" {
+				return &usageError{errors.New("export needs --table or --query")}
+			}
+			if query != "" && name == "" {
+				name = "query"
+			}
+			job := &engine.JobConfig{
+				Name:        "export",
+				Source:      engine.SourceConfig{Connection: engine.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout},
+				Parallel:    parallel,
+				SummaryFile: summaryJSON,
+			}
+			for _, t := range to {
+				job.Sinks = append(job.Sinks, engine.SinkConfig{Type: t, Options: map[string]any{"path": out + string(os.PathSeparator)}})
+			}
+			for _, t := range tables {
+				job.Extracts = append(job.Extracts, engine.ExtractConfig{Table: t, Columns: columns, Where: where, Verify: verify})
+			}
+			if query != "" {
+				job.Extracts = append(job.Extracts, engine.ExtractConfig{Name: name, Query: query})
+			}
+			return runJob(cmd.Context(), g, job)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&source, "source", "", "connection string (URL or ADO form); env TDSEXTRACT_SOURCE_CONNECTION")
+	f.StringVar(&passwordEnv, "password-env", "", "environment variable holding the password")
+	f.StringSliceVar(&tables, "table", nil, "table to export (schema.table); repeat for several")
+	f.StringSliceVar(&columns, "columns", nil, "columns to export, in order (default all)")
+	f.StringVar(&where, "where", "", "SQL predicate for the table")
+	f.StringVar(&query, "query", "", "a SELECT to export instead of a table")
+	f.StringVar(&name, "name", "", "extract name for --query (file names derive from it)")
+	f.StringSliceVar(&to, "to", []string{"csv"}, "sink types: "+strings.Join(engine.Default.Names(), ", "))
+	f.StringVar(&out, "out", "out", "output directory")
+	f.StringVar(&timeout, "timeout", "", `request deadline: a network-wait budget per query such as 30m, or "none" (default none)`)
+	f.StringVar(&verify, "verify", "none", "none or count (check row counts against COUNT_BIG(*))")
+	f.IntVar(&parallel, "parallel", 1, "tables to export at once")
+	f.StringVar(&summaryJSON, "summary-json", "", "also write the run summary as JSON to this file")
+	return cmd
+}
+
+func newInspectCmd(g *globalOpts) *cobra.Command {
+	var source, passwordEnv, timeout string
+	var tables, to []string
+	cmd := &cobra.Command{
+		Use:   "inspect",
+		Short: "Show columns, SQL Server types and each sink's mapping, flagging lossy columns",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if source == "" {
+				return &usageError{errors.New("inspect needs --source")}
+			}
+			if len(tables) == 0 {
+				return &usageError{errors.New("inspect needs --table")}
+			}
+			job := &engine.JobConfig{Source: engine.SourceConfig{Connection: engine.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout}}
+			return inspect(cmd.Context(), g, job, tables, to)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&source, "source", "", "connection string (URL or ADO form)")
+	f.StringVar(&passwordEnv, "password-env", "", "environment variable holding the password")
+	f.StringSliceVar(&tables, "table", nil, "table to inspect (schema.table); repeat for several")
+	f.StringSliceVar(&to, "to", nil, "sinks whose mapping to show (default: all registered)")
+	f.StringVar(&timeout, "timeout", "", "request deadline, e.g. 30s")
+	return cmd
+}
+
+func inspect(ctx context.Context, g *globalOpts, job *engine.JobConfig, tables, to []string) error {
+	cfg, err := engine.SourceToConfig(&job.Source)
+	if err != nil {
+		return &engine.JobError{Kind: engine.KindConfig, Err: err}
+	}
+	tmo := engine.NoTimeout
+	if job.Source.Timeout != "" {
+		if tmo, err = engine.ParseTimeout(job.Source.Timeout); err != nil {
+			return &engine.JobError{Kind: engine.KindConfig, Err: err}
+		}
+	}
+	conn, err := engine.Connect(ctx, cfg)
+	if err != nil {
+		return &engine.JobError{Kind: engine.KindConnect, Err: err}
+	}
+	defer conn.Close()
+	if len(to) == 0 {
+		to = engine.Default.Names()
+	}
+	type mapper struct {
+		name string
+		m    engine.Mapper
+	}
+	var mappers []mapper
+	for _, name := range to {
+		f, ok := engine.Default.Lookup(name)
+		if !ok {
+			return &usageError{fmt.Errorf("unknown sink %q (known: %s)", name, strings.Join(engine.Default.Names(), ", "))}
+		}
+		s, err := f.New(map[string]any{})
+		if err != nil {
+			return &engine.JobError{Kind: engine.KindConfig, Err: fmt.Errorf("sink %s: %w", name, err)}
+		}
+		if m, ok := s.(engine.Mapper); ok {
+			mappers = append(mappers, mapper{name, m})
+		}
+		_ = s.Abort(ctx)
+	}
+	lossy := 0
+	for _, t := range tables {
+		schema, table, err := engine.SplitTableName(t)
+		if err != nil {
+			return &usageError{err}
+		}
+		cols, err := engine.DescribeTable(ctx, conn, schema, table, tmo)
+		if err != nil {
+			return &engine.JobError{Kind: engine.KindExtract, Extract: t, Err: err}
+		}
+		// The SELECT the engine would send converts some types; describe
+		// what the sinks will really receive.
+		sel, _ := engine.BuildSelect(schema, table, cols, nil, nil, "")
+		fmt.Fprintf(g.stdout, "%s.%s  (%d columns)\n  select: %s\n", schema, table, len(cols), sel)
+		tw := tabwriter.NewWriter(g.stdout, 2, 8, 2, ' ', 0)
+		hdr := "  #\tcolumn\tsql server type\tnull"
+		for _, m := range mappers {
+			hdr += "\t" + m.name
+		}
+		fmt.Fprintln(tw, hdr+"\t")
+		maps := make([][]engine.ColumnMapping, len(mappers))
+		conv := engine.ConvertedColumns(cols)
+		for i, m := range mappers {
+			maps[i] = m.m.Mapping(conv)
+		}
+		var notes []string
+		for c := range cols {
+			null := "not null"
+			if cols[c].Nullable() {
+				null = "null"
+			}
+			line := fmt.Sprintf("  %d\t%s\t%s\t%s", c+1, cols[c].Name, engine.SQLTypeName(&cols[c]), null)
+			for i, m := range mappers {
+				mp := maps[i][c]
+				cell := mp.Target
+				if mp.Lossy {
+					cell += " (LOSSY)"
+					lossy++
+					notes = append(notes, fmt.Sprintf("  %s.%s -> %s: %s", table, cols[c].Name, m.name, mp.Why))
+				}
+				line += "\t" + cell
+			}
+			fmt.Fprintln(tw, line+"\t")
+		}
+		tw.Flush()
+		for _, n := range notes {
+			fmt.Fprintln(g.stdout, n)
+		}
+		fmt.Fprintln(g.stdout)
+	}
+	if lossy > 0 {
+		fmt.Fprintf(g.stdout, "%d lossy column mappings; override them per column with `convert` in the job file.\n", lossy)
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+// Command tdsextract moves SQL Server result sets into Parquet, PostgreSQL,
+// CSV and plugin sinks over its own TDS implementation.
+//
+// This is the only package that knows cobra and viper: it turns flags,
+// environment and YAML job files into the engine's plain typed structs.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/tdsextract/tdsextract/engine"
+
+	// Sinks register themselves with engine.Default.
+	_ "github.com/tdsextract/tdsextract/sinks/csv"
+	_ "github.com/tdsextract/tdsextract/sinks/parquet"
+)
+
+// Exit codes. Each failure class has its own, so schedulers can tell a
+// broken job file from an unreachable server from a failed export.
+const (
+	exitOK       = 0
+	exitInternal = 1 // a bug or an unclassified failure
+	exitConfig   = 2 // bad flags or job configuration
+	exitConnect  = 3 // the source cannot be reached or refused the login
+	exitExtract  = 4 // extraction or writing failed
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(execute(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// usageError marks errors in the command line itself.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// exitCode maps an error to the process exit code.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return exitConfig
+	}
+	var ce *engine.ConfigError
+	if errors.As(err, &ce) {
+		return exitConfig
+	}
+	// A joined error from a job: the most severe kind wins (config, then
+	// connect, then extract), so the code names what to fix first.
+	code := 0
+	var visit func(error)
+	visit = func(e error) {
+		var je *engine.JobError
+		if errors.As(e, &je) {
+			c := exitExtract
+			switch je.Kind {
+			case engine.KindConfig:
+				c = exitConfig
+			case engine.KindConnect:
+				c = exitConnect
+			}
+			if code == 0 || c < code {
+				code = c
+			}
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				visit(x)
+			}
+		}
+	}
+	visit(err)
+	if code != 0 {
+		return code
+	}
+	return exitInternal
+}
+
+func execute(ctx context.Context, args []string, stdout, stderr *os.File) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "tdsextract: %v\n", err)
+	}
+	return exitCode(err)
+}
