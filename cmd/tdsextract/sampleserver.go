@@ -32,7 +32,7 @@ func (sf *serverFlags) register(cmd *cobra.Command, listenDefault string) {
 	fl.StringVar(&sf.listen, "listen", listenDefault, "address to listen on (loopback only is recommended)")
 	fl.StringVar(&sf.user, "user", tdsserver.DefaultUser, "SQL login name")
 	fl.StringVar(&sf.password, "password", tdsserver.DefaultPassword, "SQL login password")
-	fl.StringVar(&sf.database, "database", tdsserver.DefaultDatabase, "database name")
+	fl.StringVar(&sf.database, "database", defaultDatabase, "database name")
 	fl.StringVar(&sf.encrypt, "encrypt", "off", "TLS policy: off (login-only TLS), on, required, notsup, strict (TDS 8.0)")
 	fl.StringVar(&sf.cert, "cert", "", "PEM certificate chain (default: a generated self-signed CA and certificate)")
 	fl.StringVar(&sf.key, "key", "", "PEM private key for --cert")
@@ -138,6 +138,10 @@ var demoTables = []string{
 	"dbo.text_cp1252", "dbo.text_cp1251", "dbo.text_cp932", "dbo.text_utf8",
 }
 
+// fullRangeTemporal are demo tables with datetime2(7) values across the
+// whole 0001..9999 range.
+var fullRangeTemporal = map[string]bool{"dbo.type_matrix": true, "dbo.temporal": true}
+
 func newDemoCmd(g *globalOpts) *cobra.Command {
 	var out string
 	var to []string
@@ -148,7 +152,7 @@ func newDemoCmd(g *globalOpts) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var sf serverFlags
 			sf.listen, sf.user, sf.password, sf.database, sf.encrypt, sf.seed, sf.packetSize =
-				"127.0.0.1:0", tdsserver.DefaultUser, tdsserver.DefaultPassword, tdsserver.DefaultDatabase, "off", 1, 32767
+				"127.0.0.1:0", tdsserver.DefaultUser, tdsserver.DefaultPassword, defaultDatabase, "off", 1, 32767
 			cfg, err := sf.config()
 			if err != nil {
 				return err
@@ -174,7 +178,23 @@ func newDemoCmd(g *globalOpts) *cobra.Command {
 				job.Sinks = append(job.Sinks, engine.SinkConfig{Type: t, Options: map[string]any{"path": out + "/" + t + "/"}})
 			}
 			for _, t := range demoTables {
-				job.Extracts = append(job.Extracts, engine.ExtractConfig{Table: t, Verify: "count"})
+				ex := engine.ExtractConfig{Table: t, Verify: "count"}
+				if fullRangeTemporal[t] {
+					// These tables hold dates such as 0001-01-01 and
+					// 9999-12-31, outside what Parquet TIMESTAMP(NANOS) can
+					// hold (1677..2262): store MICROS there rather than fail.
+					for _, s := range job.Sinks {
+						opts := map[string]any{}
+						for k, v := range s.Options {
+							opts[k] = v
+						}
+						if s.Type == "parquet" {
+							opts["timestamp_nanos"] = false
+						}
+						ex.Sinks = append(ex.Sinks, engine.SinkConfig{Type: s.Type, Options: opts})
+					}
+				}
+				job.Extracts = append(job.Extracts, ex)
 			}
 			fmt.Fprintf(g.stdout, "demo: sample server on %s; exporting %d tables to %s (%s)\n", srv.Addr(), len(demoTables), out, strings.Join(to, ", "))
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
@@ -186,3 +206,6 @@ func newDemoCmd(g *globalOpts) *cobra.Command {
 	cmd.Flags().StringSliceVar(&to, "to", []string{"csv", "parquet"}, "sinks to export to")
 	return cmd
 }
+
+// defaultDatabase is the sample database's name.
+const defaultDatabase = "sample"

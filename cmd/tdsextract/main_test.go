@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/tdsserver"
+)
+
+// runCLI runs the CLI in-process and returns its exit code, stdout and stderr.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errf, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := execute(context.Background(), args, out, errf)
+	out.Close()
+	errf.Close()
+	o, _ := os.ReadFile(out.Name())
+	e, _ := os.ReadFile(errf.Name())
+	return code, string(o), string(e)
+}
+
+func startServer(t *testing.T, rows map[string]int64) *tdsserver.Server {
+	t.Helper()
+	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+func writeFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func dirEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, p)
+		}
+		return nil
+	})
+	return names
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "tdsextract ") {
+		t.Fatalf("version: code %d, out %q", code, out)
+	}
+}
+
+// Every example job in configs/ loads strictly and validates.
+func TestConfigsValidate(t *testing.T) {
+	files, err := filepath.Glob("../../configs/*.yaml")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("configs: %v %v", files, err)
+	}
+	for _, f := range files {
+		job, err := loadJob(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if err := job.Validate(engine.Default); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		code, out, errOut := runCLI(t, "run", "--dry-run", f)
+		if code != 0 || !strings.Contains(out, "valid") {
+			t.Errorf("run --dry-run %s: code %d out %q err %q", f, code, out, errOut)
+		}
+	}
+}
+
+func TestBadConfigurations(t *testing.T) {
+	srv := startServer(t, map[string]int64{"dbo.poc48": 100})
+	dir := t.TempDir()
+	outDir := filepath.Join(dir, "out")
+	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
+	t.Setenv("TEST_BAD_PW", "wrong-password")
+	good := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
+	// A port nothing listens on.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := ln.Addr().String()
+	ln.Close()
+
+	job := func(conn, pwEnv, extra string) string {
+		return fmt.Sprintf(`name: t
+source:
+  connection: %q
+  password_env: %s
+  connect_timeout: 5s
+  timeout: 30s
+extracts:
+  - table: dbo.poc48
+    sinks:
+      - type: csv
+        options:
+          path: %s/
+%s`, conn, pwEnv, outDir, extra)
+	}
+	cases := []struct {
+		name, body string
+		code       int
+		want       []string
+	}{
+		{"unknown key", job(good, "TEST_PW", "    tabel: x\n"), exitConfig, []string{"tabel", "bad-unknown.yaml"}},
+		{"unknown top key", job(good, "TEST_PW", "") + "colour: red\n", exitConfig, []string{"colour"}},
+		{"missing source", "extracts:\n  - table: dbo.poc48\n    sinks: [{type: csv}]\n", exitConfig, []string{"source.connection"}},
+		{"bad connection string", job("sqlserver://sa@:notaport?database=x", "TEST_PW", ""), exitConfig, []string{"source.connection"}},
+		{"unknown sink", strings.Replace(job(good, "TEST_PW", ""), "type: csv", "type: excel", 1), exitConfig, []string{"excel", "csv"}},
+		{"unreachable server", job("sqlserver://sa@"+dead+"?database=sample&encrypt=disable", "TEST_PW", ""), exitConnect, []string{dead}},
+		{"wrong password", job(good, "TEST_BAD_PW", ""), exitConnect, []string{"18456"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			os.RemoveAll(outDir)
+			name := "bad-" + strings.Fields(c.name)[0] + ".yaml"
+			p := writeFile(t, dir, name, c.body)
+			code, out, errOut := runCLI(t, "--quiet", "run", p)
+			if code != c.code {
+				t.Fatalf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errOut)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errOut+out, w) {
+					t.Errorf("message does not mention %q:\n%s%s", w, out, errOut)
+				}
+			}
+			if strings.Contains(errOut+out, "wrong-password") || strings.Contains(errOut+out, tdsserver.DefaultPassword) {
+				t.Errorf("a secret was printed:\n%s%s", out, errOut)
+			}
+			if files := dirEntries(t, outDir); len(files) > 0 {
+				t.Errorf("files written on failure: %v", files)
+			}
+		})
+	}
+}
+
+func TestExportAndInspect(t *testing.T) {
+	srv := startServer(t, map[string]int64{"dbo.poc48": 2500, "sales.orders": 300})
+	dir := t.TempDir()
+	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
+	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
+	sum := filepath.Join(dir, "summary.json")
+	code, out, errOut := runCLI(t, "--quiet", "export", "--source", src, "--password-env", "TEST_PW",
+		"--table", "dbo.poc48", "--table", "sales.orders", "--to", "csv", "--out", dir, "--timeout", "1m",
+		"--verify", "count", "--summary-json", sum)
+	if code != 0 {
+		t.Fatalf("export: code %d\n%s\n%s", code, out, errOut)
+	}
+	f, err := os.Open(filepath.Join(dir, "poc48.csv"))
+	if err != nil {
+		t.Fatalf("poc48.csv: %v (files: %v)", err, dirEntries(t, dir))
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2501 || len(recs[0]) != 48 {
+		t.Fatalf("poc48.csv: %d records of %d fields, want 2501 of 48", len(recs), len(recs[0]))
+	}
+	var s engine.Summary
+	b, err := os.ReadFile(sum)
+	if err != nil || json.Unmarshal(b, &s) != nil {
+		t.Fatalf("summary json: %v", err)
+	}
+	if !s.OK || len(s.Extracts) != 2 || s.Extracts[0].Rows != 2500 || s.Extracts[1].Rows != 300 || s.Extracts[0].Verified != "count" {
+		t.Fatalf("summary: %+v", s)
+	}
+	if !strings.Contains(out, "poc48") || !strings.Contains(out, "2500") {
+		t.Errorf("printed summary lacks the extract:\n%s", out)
+	}
+
+	code, out, errOut = runCLI(t, "inspect", "--source", src, "--password-env", "TEST_PW", "--table", "dbo.type_matrix")
+	if code != 0 {
+		t.Fatalf("inspect: code %d\n%s\n%s", code, out, errOut)
+	}
+	for _, w := range []string{"datetime2(7)", "decimal(38,38)", "uniqueidentifier", "LOSSY", "geography"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("inspect output lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out+errOut, tdsserver.DefaultPassword) {
+		t.Errorf("inspect printed the password")
+	}
+}
+
+func TestExportUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"export"},
+		{"export", "--source", "sqlserver://sa@127.0.0.1:1"},
+		{"run"},
+		{"export", "--no-such-flag"},
+	} {
+		code, _, errOut := runCLI(t, args...)
+		if code != exitConfig {
+			t.Errorf("%v: code %d, want %d (%s)", args, code, exitConfig, errOut)
+		}
+		if strings.TrimSpace(errOut) == "" {
+			t.Errorf("%v: no message", args)
+		}
+	}
+}
+
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("demo exports every sample table")
+	}
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "--quiet", "demo", "--out", dir)
+	if code != 0 {
+		t.Fatalf("demo: code %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"csv/poc48.csv", "parquet/poc48.parquet", "csv/type_matrix.csv", "summary.json"} {
+		if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
+			t.Errorf("demo did not write %s: %v (have %v)", want, err, dirEntries(t, dir))
+		}
+	}
+	if !strings.Contains(out, "ok in") {
+		t.Errorf("demo summary:\n%s", out)
+	}
+}

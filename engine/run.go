@@ -1,0 +1,474 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tdsextract/tdsextract/decode"
+)
+
+// ErrorKind classifies a failed job for exit codes and messages.
+type ErrorKind int
+
+const (
+	KindConfig  ErrorKind = iota + 1 // the job configuration is wrong
+	KindConnect                      // the source cannot be reached or refuses the login
+	KindExtract                      // a failure while extracting or writing
+)
+
+// JobError is a failed extract (or job) with its kind.
+type JobError struct {
+	Kind    ErrorKind
+	Extract string // empty for a job-level failure
+	Err     error
+}
+
+func (e *JobError) Error() string {
+	if e.Extract == "" {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("extract %q: %v", e.Extract, e.Err)
+}
+
+func (e *JobError) Unwrap() error { return e.Err }
+
+// Progress receives progress events. Implementations must be safe for
+// concurrent use (extracts may run in parallel) and cheap: Update is called
+// every few thousand rows from the decoding goroutine.
+type Progress interface {
+	Start(extract string, estimatedRows int64)
+	Update(extract string, rows, wireBytes int64)
+	Finish(extract string, rows, wireBytes int64, err error)
+}
+
+// Summary is the result of a run.
+type Summary struct {
+	Job      string           `json:"job"`
+	Started  time.Time        `json:"started"`
+	Duration time.Duration    `json:"duration_ns"`
+	Extracts []ExtractSummary `json:"extracts"`
+	OK       bool             `json:"ok"`
+}
+
+// ExtractSummary reports one extract.
+type ExtractSummary struct {
+	Name       string        `json:"name"`
+	SQL        string        `json:"sql"`
+	Rows       int64         `json:"rows"`
+	WireBytes  int64         `json:"wire_bytes"`
+	Duration   time.Duration `json:"duration_ns"`
+	RowsPerSec float64       `json:"rows_per_s"`
+	Timeout    string        `json:"timeout"`
+	Verified   string        `json:"verified,omitempty"` // "count" when checked
+	SourceRows int64         `json:"source_rows,omitempty"`
+	Sinks      []SinkSummary `json:"sinks"`
+	Error      string        `json:"error,omitempty"`
+}
+
+// SinkSummary reports one sink of an extract.
+type SinkSummary struct {
+	Type       string        `json:"type"`
+	Rows       int64         `json:"rows"`
+	Bytes      int64         `json:"bytes"`
+	Files      []string      `json:"files,omitempty"`
+	Duration   time.Duration `json:"duration_ns"`
+	RowsPerSec float64       `json:"rows_per_s"`
+}
+
+// Runner runs jobs.
+type Runner struct {
+	// Registry resolves sink types; nil means Default.
+	Registry *Registry
+	// Progress, if set, receives progress events.
+	Progress Progress
+	// Connect opens a session; nil means Connect. Tests may substitute.
+	Connect func(ctx context.Context, cfg Config) (*Conn, error)
+}
+
+// Run validates and runs the job. It always returns a summary (possibly
+// partial); the error is a *JobError (or several joined).
+func (r *Runner) Run(ctx context.Context, job *JobConfig) (*Summary, error) {
+	reg := r.Registry
+	if reg == nil {
+		reg = Default
+	}
+	sum := &Summary{Job: job.Name, Started: time.Now()}
+	if err := job.Validate(reg); err != nil {
+		return sum, &JobError{Kind: KindConfig, Err: err}
+	}
+	cfg, err := SourceToConfig(&job.Source)
+	if err != nil {
+		return sum, &JobError{Kind: KindConfig, Err: err}
+	}
+	sum.Extracts = make([]ExtractSummary, len(job.Extracts))
+	par := job.Parallel
+	if par <= 0 {
+		par = 1
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		sem  = make(chan struct{}, par)
+	)
+	for i := range job.Extracts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			es, err := r.runExtract(ctx, reg, cfg, job, &job.Extracts[i])
+			sum.Extracts[i] = es
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}(i)
+	}
+	wg.Wait()
+	sum.Duration = time.Since(sum.Started)
+	sum.OK = len(errs) == 0
+	return sum, errors.Join(errs...)
+}
+
+// SourceToConfig turns the job's source into a session Config.
+func SourceToConfig(src *SourceConfig) (Config, error) {
+	cfg, err := ParseConnString(string(src.Connection))
+	if err != nil {
+		return Config{}, &ConfigError{Field: "source.connection", Msg: err.Error()}
+	}
+	if src.PasswordEnv != "" {
+		cfg.Password, cfg.PasswordFile, cfg.PasswordEnv = "", "", src.PasswordEnv
+	}
+	if src.PasswordFile != "" {
+		cfg.Password, cfg.PasswordEnv, cfg.PasswordFile = "", "", src.PasswordFile
+	}
+	if src.ConnectTimeout != "" {
+		d, err := parseDurationField(src.ConnectTimeout)
+		if err != nil {
+			return Config{}, &ConfigError{Field: "source.connect_timeout", Msg: err.Error()}
+		}
+		cfg.ConnectTimeout = d
+	}
+	return cfg, nil
+}
+
+// countingConn counts the bytes read from the network: one atomic add per
+// read call (a read fills up to a whole buffer), never per row.
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job *JobConfig, ex *ExtractConfig) (es ExtractSummary, err error) {
+	name := ex.ExtractName()
+	es.Name = name
+	start := time.Now()
+	var wire atomic.Int64
+	var rows int64
+	if r.Progress != nil {
+		defer func() { r.Progress.Finish(name, rows, wire.Load(), err) }()
+	}
+	fail := func(kind ErrorKind, e error) (ExtractSummary, error) {
+		es.Error = e.Error()
+		es.Duration = time.Since(start)
+		return es, &JobError{Kind: kind, Extract: name, Err: e}
+	}
+
+	timeout, _ := parseTimeoutField(job.Source.Timeout)
+	if ex.Timeout != "" {
+		timeout, _ = parseTimeoutField(ex.Timeout)
+	}
+	es.Timeout = timeout.String()
+
+	dial := cfg.Dialer
+	cfg.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var c net.Conn
+		var err error
+		if dial != nil {
+			c, err = dial(ctx, network, addr)
+		} else {
+			var d net.Dialer
+			c, err = d.DialContext(ctx, network, addr)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return countingConn{Conn: c, n: &wire}, nil
+	}
+	connect := r.Connect
+	if connect == nil {
+		connect = Connect
+	}
+	conn, err := connect(ctx, cfg)
+	if err != nil {
+		return fail(KindConnect, err)
+	}
+	defer conn.Close()
+
+	var sqlText, countSQL string
+	var info ExtractInfo
+	info.Name, info.EstimatedRows = name, -1
+	where, err := ExpandVars(ex.Where, os.LookupEnv)
+	if err != nil {
+		return fail(KindConfig, &ConfigError{Field: "where", Msg: err.Error()})
+	}
+	if ex.Query != "" {
+		if sqlText, err = ExpandVars(ex.Query, os.LookupEnv); err != nil {
+			return fail(KindConfig, &ConfigError{Field: "query", Msg: err.Error()})
+		}
+	} else {
+		schema, table, _ := SplitTableName(ex.Table)
+		info.Schema, info.Table = schema, table
+		cols, err := DescribeTable(ctx, conn, schema, table, timeout)
+		if err != nil {
+			return fail(KindExtract, err)
+		}
+		sqlText, err = BuildSelect(schema, table, cols, ex.Columns, ex.Convert, where)
+		if err != nil {
+			return fail(KindConfig, err)
+		}
+		countSQL = "SELECT COUNT_BIG(*) FROM " + QuoteIdent(schema) + "." + QuoteIdent(table)
+		if where != "" {
+			countSQL += " WHERE " + where
+		}
+	}
+	es.SQL = sqlText
+	verify := strings.EqualFold(ex.Verify, "count")
+	if verify {
+		n, err := QueryCount(ctx, conn, countSQL, timeout)
+		if err != nil {
+			return fail(KindExtract, fmt.Errorf("verify: counting source rows: %w", err))
+		}
+		info.EstimatedRows = n
+	}
+
+	specs := ex.Sinks
+	if len(specs) == 0 {
+		specs = job.Sinks
+	}
+	sinks := make([]Sink, 0, len(specs))
+	abortAll := func() {
+		for _, s := range sinks {
+			_ = s.Abort(context.WithoutCancel(ctx))
+		}
+	}
+	for _, spec := range specs {
+		fac, _ := reg.Lookup(spec.Type)
+		s, err := fac.New(spec.Options)
+		if err != nil {
+			abortAll()
+			return fail(KindConfig, fmt.Errorf("sink %s: %w", spec.Type, err))
+		}
+		sinks = append(sinks, s)
+		if err := s.Open(ctx, info); err != nil {
+			abortAll()
+			return fail(KindExtract, fmt.Errorf("sink %s: open: %w", spec.Type, err))
+		}
+	}
+	if r.Progress != nil {
+		r.Progress.Start(name, info.EstimatedRows)
+	}
+
+	cs := make([]decode.CellSink, len(sinks))
+	for i, s := range sinks {
+		cs[i] = s
+	}
+	counter := &countingSink{CellSink: Tee(cs...), every: 8192}
+	if r.Progress != nil {
+		counter.onTick = func(n int64) { r.Progress.Update(name, n, wire.Load()) }
+	}
+	_, qerr := conn.Query(ctx, Query{SQL: sqlText, Timeout: timeout}, counter)
+	rows = counter.rows
+	es.Rows, es.WireBytes = rows, wire.Load()
+	if qerr != nil {
+		abortAll()
+		return fail(KindExtract, qerr)
+	}
+	if verify {
+		es.Verified, es.SourceRows = "count", info.EstimatedRows
+		if rows != info.EstimatedRows {
+			abortAll()
+			return fail(KindExtract, fmt.Errorf("verify: extracted %d rows but the source counted %d: nothing was published; rerun the extract (the table may have changed while it ran)", rows, info.EstimatedRows))
+		}
+	}
+	es.Duration = time.Since(start)
+	es.RowsPerSec = rate(rows, es.Duration)
+	for i, s := range sinks {
+		t0 := time.Now()
+		st, err := s.Publish(ctx)
+		if err != nil {
+			for _, rest := range sinks[i:] {
+				_ = rest.Abort(context.WithoutCancel(ctx))
+			}
+			return fail(KindExtract, fmt.Errorf("sink %s: publish: %w", specs[i].Type, err))
+		}
+		d := es.Duration + time.Since(t0)
+		es.Sinks = append(es.Sinks, SinkSummary{Type: specs[i].Type, Rows: st.Rows, Bytes: st.Bytes, Files: st.Files, Duration: d, RowsPerSec: rate(st.Rows, d)})
+	}
+	es.Duration = time.Since(start)
+	return es, nil
+}
+
+func rate(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// countingSink counts rows at EndRow and calls onTick every `every` rows.
+type countingSink struct {
+	decode.CellSink
+	rows   int64
+	every  int64
+	onTick func(int64)
+}
+
+func (c *countingSink) EndRow() error {
+	c.rows++
+	if c.onTick != nil && c.rows%c.every == 0 {
+		c.onTick(c.rows)
+	}
+	return c.CellSink.EndRow()
+}
+
+// DescribeTable returns the columns of schema.table as the server
+// describes them (a zero-row SELECT), so the engine can write the SELECT.
+func DescribeTable(ctx context.Context, conn *Conn, schema, table string, timeout Timeout) ([]decode.Column, error) {
+	var ms metaSink
+	q := "SELECT TOP (0) * FROM " + QuoteIdent(schema) + "." + QuoteIdent(table)
+	if _, err := conn.Query(ctx, Query{SQL: q, Timeout: timeout}, &ms); err != nil {
+		return nil, fmt.Errorf("describing %s.%s: %w", schema, table, err)
+	}
+	if ms.cols == nil {
+		return nil, fmt.Errorf("describing %s.%s: the server returned no columns", schema, table)
+	}
+	return ms.cols, nil
+}
+
+// QueryCount runs a query returning one integer.
+func QueryCount(ctx context.Context, conn *Conn, q string, timeout Timeout) (int64, error) {
+	var c decode.Capture
+	if _, err := conn.Query(ctx, Query{SQL: q, Timeout: timeout}, &c); err != nil {
+		return 0, err
+	}
+	if len(c.Rows) != 1 || len(c.Rows[0]) != 1 {
+		return 0, fmt.Errorf("%s: expected one value, got %d rows", q, len(c.Rows))
+	}
+	switch v := c.Rows[0][0].(type) {
+	case int64:
+		return v, nil
+	case nil:
+		return 0, fmt.Errorf("%s: NULL count", q)
+	default:
+		return 0, fmt.Errorf("%s: unexpected count type %T", q, v)
+	}
+}
+
+// BuildSelect writes the SELECT for a table extract: the chosen columns
+// (all, in table order, by default) with the default conversions of
+// DESIGN.md §7 for types no sink can take raw (spatial as WKB with
+// STAsBinary(), hierarchyid as text with ToString()), overridden by convert.
+func BuildSelect(schema, table string, cols []decode.Column, want []string, convert []ConvertConfig, where string) (string, error) {
+	byName := make(map[string]int, len(cols))
+	for i, c := range cols {
+		byName[strings.ToLower(c.Name)] = i
+	}
+	conv := map[string]string{}
+	for _, c := range convert {
+		if _, ok := byName[strings.ToLower(c.Column)]; !ok {
+			return "", &ConfigError{Field: "convert", Msg: fmt.Sprintf("column %q is not in %s.%s", c.Column, schema, table)}
+		}
+		conv[strings.ToLower(c.Column)] = c.Expr
+	}
+	var idx []int
+	if len(want) == 0 {
+		for i := range cols {
+			idx = append(idx, i)
+		}
+	} else {
+		for _, w := range want {
+			i, ok := byName[strings.ToLower(w)]
+			if !ok {
+				return "", &ConfigError{Field: "columns", Msg: fmt.Sprintf("column %q is not in %s.%s", w, schema, table)}
+			}
+			idx = append(idx, i)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for k, i := range idx {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		c := &cols[i]
+		q := QuoteIdent(c.Name)
+		expr, ok := conv[strings.ToLower(c.Name)]
+		switch {
+		case ok && strings.EqualFold(expr, "raw"):
+			b.WriteString(q)
+		case ok:
+			b.WriteString(expr + " AS " + q)
+		default:
+			if d := DefaultConversion(c); d != "" {
+				b.WriteString(d + " AS " + q)
+			} else {
+				b.WriteString(q)
+			}
+		}
+	}
+	b.WriteString(" FROM " + QuoteIdent(schema) + "." + QuoteIdent(table))
+	if where != "" {
+		b.WriteString(" WHERE " + where)
+	}
+	return b.String(), nil
+}
+
+// DefaultConversion is the SELECT expression the engine uses for a column
+// whose type is exported converted (DESIGN.md §7), or "" for none.
+func DefaultConversion(c *decode.Column) string {
+	if c.Type.Type != decode.TypeUDT {
+		return ""
+	}
+	q := QuoteIdent(c.Name)
+	switch strings.ToLower(c.Type.UDTName) {
+	case "geography", "geometry":
+		return q + ".STAsBinary()"
+	case "hierarchyid":
+		return q + ".ToString()"
+	}
+	return ""
+}
+
+// metaSink records the columns of the first result set and ignores rows.
+type metaSink struct {
+	decode.Capture
+	cols []decode.Column
+}
+
+func (m *metaSink) Columns(cols []decode.Column, modes []decode.Mode) error {
+	if m.cols == nil {
+		m.cols = append([]decode.Column(nil), cols...)
+	}
+	for i := range modes {
+		modes[i] = decode.ModeSkip
+	}
+	return nil
+}
+
+func (m *metaSink) EndRow() error { return nil }
