@@ -1,0 +1,375 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"strings"
+	"testing"
+)
+
+// wireSpec loads testdata/spec/<name>.hex: whitespace-separated hex bytes,
+// '#' lines are comments (MS-TDS §4 example bytes, see each file's header).
+func wireSpec(t testing.TB, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "spec", name+".hex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		sb.WriteString(strings.Join(strings.Fields(line), ""))
+	}
+	b, err := hex.DecodeString(sb.String())
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return b
+}
+
+// wireHexBytes parses annotated hex: whitespace-separated bytes, anything
+// after "//" on a line is a comment.
+func wireHexBytes(t testing.TB, s string) []byte {
+	t.Helper()
+	var sb strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = line[:i]
+		}
+		sb.WriteString(strings.Join(strings.Fields(line), ""))
+	}
+	b, err := hex.DecodeString(sb.String())
+	if err != nil {
+		t.Fatalf("bad hex fixture: %v", err)
+	}
+	return b
+}
+
+// wireOnePacket checks that b is exactly one packet with EOM and returns its
+// type and payload.
+func wireOnePacket(t testing.TB, b []byte) (byte, []byte) {
+	t.Helper()
+	var m MessageBuffer
+	done, err := m.AddPacket(b)
+	if err != nil || !done {
+		t.Fatalf("AddPacket = %v, %v", done, err)
+	}
+	return m.Type(), append([]byte(nil), m.Payload()...)
+}
+
+// wireSplitSizes are the packet sizes every message is re-split at; 9 is
+// one payload byte per packet.
+var wireSplitSizes = []int{MinPacketSize, DefaultPacketSize, MaxPacketSize, HeaderLen + 1}
+
+// wireResplit splits payload at each size, reassembles it through a
+// MessageBuffer and checks the result is identical.
+func wireResplit(t *testing.T, typ byte, payload []byte) {
+	t.Helper()
+	for _, size := range wireSplitSizes {
+		stream := AppendMessage(nil, typ, 0, 0x33, size, 1, payload)
+		var m MessageBuffer
+		rest := stream
+		packets := 0
+		var h Header
+		for len(rest) > 0 {
+			if err := h.Decode(rest); err != nil {
+				t.Fatalf("size %d: header: %v", size, err)
+			}
+			if int(h.Length) > size {
+				t.Fatalf("size %d: packet of %d bytes", size, h.Length)
+			}
+			if h.PacketID != byte(1+packets) {
+				t.Fatalf("size %d: packet %d has id %d", size, packets, h.PacketID)
+			}
+			done, err := m.AddPacket(rest[:h.Length])
+			if err != nil {
+				t.Fatalf("size %d: %v", size, err)
+			}
+			rest = rest[h.Length:]
+			packets++
+			if done != (len(rest) == 0) {
+				t.Fatalf("size %d: done=%v with %d bytes left", size, done, len(rest))
+			}
+		}
+		if m.Type() != typ || !bytes.Equal(m.Payload(), payload) {
+			t.Fatalf("size %d: reassembled %d bytes of type %#x, want %d of %#x", size, len(m.Payload()), m.Type(), len(payload), typ)
+		}
+		want := 1
+		if room := size - HeaderLen; len(payload) > room {
+			want = (len(payload) + room - 1) / room
+		}
+		if packets != want || m.Packets() != want {
+			t.Fatalf("size %d: %d packets, want %d", size, packets, want)
+		}
+	}
+}
+
+func TestWireHeaderDecode(t *testing.T) {
+	// MS-TDS 2.2.3.1: Type, Status, Length (BE, header included), SPID (BE), PacketID, Window.
+	b := wireHexBytes(t, `
+		04        // Type: tabular result
+		01        // Status: EOM
+		01 61     // Length 0x0161 = 353, big-endian
+		00 77     // SPID 0x0077, big-endian
+		01        // PacketID
+		00        // Window`)
+	var h Header
+	if err := h.Decode(b); err != nil {
+		t.Fatal(err)
+	}
+	want := Header{Type: PacketReply, Status: StatusEOM, Length: 353, SPID: 0x77, PacketID: 1}
+	if h != want {
+		t.Fatalf("got %+v want %+v", h, want)
+	}
+	if got := h.Append(nil); !bytes.Equal(got, b) {
+		t.Fatalf("Append = % x", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = h.Decode(b) }); n != 0 {
+		t.Fatalf("Header.Decode allocates %v times", n)
+	}
+	// Unknown status bits are accepted (2.2.3.1.2: MUST be ignored).
+	b2 := append([]byte(nil), b...)
+	b2[1] = 0xE1
+	if err := h.Decode(b2); err != nil {
+		t.Fatalf("status 0xE1: %v", err)
+	}
+}
+
+func TestWireHeaderReject(t *testing.T) {
+	cases := []struct {
+		name string
+		b    []byte
+		need bool
+	}{
+		{"short", []byte{4, 1, 0, 8, 0, 0, 1}, true},
+		{"empty", nil, true},
+		{"unknown type 0x05", []byte{5, 1, 0, 8, 0, 0, 1, 0}, false},
+		{"unknown type 0x00", []byte{0, 1, 0, 8, 0, 0, 1, 0}, false},
+		{"length 7", []byte{4, 1, 0, 7, 0, 0, 1, 0}, false},
+		{"length 0", []byte{4, 1, 0, 0, 0, 0, 1, 0}, false},
+		{"length 32768", []byte{4, 1, 0x80, 0x00, 0, 0, 1, 0}, false},
+		{"length 65535", []byte{4, 1, 0xFF, 0xFF, 0, 0, 1, 0}, false},
+	}
+	for _, c := range cases {
+		var h Header
+		err := h.Decode(c.b)
+		if c.need {
+			if err != ErrNeedMore {
+				t.Errorf("%s: %v, want ErrNeedMore", c.name, err)
+			}
+			continue
+		}
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || pe.Where != "packet header" {
+			t.Errorf("%s: %v, want a packet header *ProtocolError", c.name, err)
+		}
+	}
+	// Bounds accepted: 8 (header only) and 32767.
+	for _, l := range []uint16{8, 512, 32767} {
+		var h Header
+		if err := h.Decode(Header{Type: PacketRPC, Length: l}.Append(nil)); err != nil {
+			t.Errorf("length %d: %v", l, err)
+		}
+	}
+}
+
+func TestWireAppendMessage(t *testing.T) {
+	// Empty payload: one header-only packet with EOM.
+	got := AppendMessage(nil, PacketAttention, 0, 7, 4096, 1, nil)
+	if want := wireHexBytes(t, "06 01 00 08 00 07 01 00"); !bytes.Equal(got, want) {
+		t.Fatalf("empty: % x", got)
+	}
+	// 10 bytes at packet size 12: 4+4+2 payload bytes, ids 0xFF, 0x00, 0x01 (wrap),
+	// RESETCONNECTION only on the first packet, IGNORE kept, EOM only on the last.
+	p := []byte("0123456789")
+	got = AppendMessage(nil, PacketSQLBatch, StatusResetConn|StatusIgnore|StatusEOM, 1, 12, 0xFF, p)
+	want := wireHexBytes(t, `
+		01 0A 00 0C 00 01 FF 00  30 31 32 33   // reset|ignore, id 0xFF
+		01 02 00 0C 00 01 00 00  34 35 36 37   // ignore, id 0x00
+		01 03 00 0A 00 01 01 00  38 39         // ignore|EOM, id 0x01`)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("split:\n got % x\nwant % x", got, want)
+	}
+	// Sizes above the maximum are clamped; below 9 become 9.
+	big := make([]byte, 40000)
+	got = AppendMessage(nil, PacketBulkLoad, 0, 0, 65535, 1, big)
+	var h Header
+	if err := h.Decode(got); err != nil || h.Length != MaxPacketSize {
+		t.Fatalf("clamp: %+v %v", h, err)
+	}
+	got = AppendMessage(nil, PacketBulkLoad, 0, 0, 1, 1, []byte{1, 2})
+	if len(got) != 18 {
+		t.Fatalf("tiny: %d bytes", len(got))
+	}
+}
+
+func TestWireAttention(t *testing.T) {
+	// MS-TDS 4.10.
+	want := wireSpec(t, "4.10-attention")
+	if got := AppendAttention(nil, 0); !bytes.Equal(got, want) {
+		t.Fatalf("AppendAttention = % x, want % x", got, want)
+	}
+	typ, payload := wireOnePacket(t, want)
+	if typ != PacketAttention || len(payload) != 0 {
+		t.Fatalf("type %#x payload %d", typ, len(payload))
+	}
+}
+
+func TestWireMessageBuffer(t *testing.T) {
+	payload := make([]byte, 10000)
+	for i := range payload {
+		payload[i] = byte(i * 7)
+	}
+	wireResplit(t, PacketBulkLoad, payload)
+	wireResplit(t, PacketSQLBatch, nil)
+	wireResplit(t, PacketRPC, []byte{1})
+
+	// A second message after done starts afresh.
+	var m MessageBuffer
+	for i := 0; i < 2; i++ {
+		done, err := m.AddPacket(AppendMessage(nil, PacketReply, 0, 0, 512, 1, []byte{byte(i)}))
+		if err != nil || !done || !bytes.Equal(m.Payload(), []byte{byte(i)}) {
+			t.Fatalf("message %d: %v %v % x", i, done, err, m.Payload())
+		}
+	}
+}
+
+func TestWireMessageBufferReject(t *testing.T) {
+	two := AppendMessage(nil, PacketSQLBatch, 0, 0, 512, 1, make([]byte, 600))
+	first := two[:512]
+	second := two[512:]
+
+	var m MessageBuffer
+	if done, err := m.AddPacket(first); err != nil || done {
+		t.Fatalf("first: %v %v", done, err)
+	}
+	// A packet of another type inside the message.
+	other := append([]byte(nil), second...)
+	other[0] = PacketRPC
+	if _, err := m.AddPacket(other); err == nil {
+		t.Fatal("type change accepted")
+	}
+
+	// Length that does not match the bytes given (spec example 4.17 is such a packet).
+	m.Reset()
+	malformed := wireSpec(t, "4.17-featureextack-sessionrecovery-malformed")
+	_, err := m.AddPacket(malformed)
+	var pe *ProtocolError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "does not match") {
+		t.Fatalf("4.17: %v", err)
+	}
+
+	// Too large.
+	m = MessageBuffer{MaxMessage: 700}
+	if _, err := m.AddPacket(first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.AddPacket(AppendMessage(nil, PacketSQLBatch, 0, 0, 512, 2, make([]byte, 300))); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("too large: %v", err)
+	}
+	// Packet above MaxPacket.
+	m = MessageBuffer{MaxPacket: 512}
+	if _, err := m.AddPacket(AppendMessage(nil, PacketSQLBatch, 0, 0, 4096, 1, make([]byte, 600))); err == nil {
+		t.Fatal("oversized packet accepted")
+	}
+	// Short packet.
+	m.Reset()
+	if _, err := m.AddPacket([]byte{1, 1, 0}); err == nil {
+		t.Fatal("3-byte packet accepted")
+	}
+	// IGNORE|EOM ends the message and is reported.
+	m.Reset()
+	done, err := m.AddPacket(AppendMessage(nil, PacketSQLBatch, StatusIgnore, 0, 512, 1, nil))
+	if err != nil || !done || !m.Ignored() {
+		t.Fatalf("ignore: %v %v %v", done, err, m.Ignored())
+	}
+}
+
+func TestWireProtocolErrorFormat(t *testing.T) {
+	e := &ProtocolError{Token: 0x81, Where: "COLMETADATA column 3 TYPE_INFO", Offset: 42, Msg: "bad"}
+	if got, want := e.Error(), "decode: protocol error in COLMETADATA column 3 TYPE_INFO (token 0x81) at offset 42: bad"; got != want {
+		t.Fatalf("%q", got)
+	}
+	e = &ProtocolError{Where: "LOGIN7", Offset: 0, Msg: "x"}
+	if got, want := e.Error(), "decode: protocol error in LOGIN7 at offset 0: x"; got != want {
+		t.Fatalf("%q", got)
+	}
+	if !errors.Is(tooLarge(1, "w", 0, "m"), ErrTooLarge) {
+		t.Fatal("tooLarge does not wrap ErrTooLarge")
+	}
+}
+
+// wireAllocCheck fails when f allocates far more than its input justifies:
+// every decoder bounds what it allocates by the bytes it was given
+// (DESIGN.md §6), so a generous linear bound catches a length field trusted
+// for an allocation. It reads the runtime's cumulative heap-allocation
+// counter (runtime/metrics, no stop-the-world) around f.
+func wireAllocCheck(t *testing.T, inputLen int, f func()) {
+	t.Helper()
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	before := s[0].Value.Uint64()
+	f()
+	metrics.Read(s)
+	if got, limit := s[0].Value.Uint64()-before, uint64(64*inputLen+256<<10); got > limit {
+		t.Fatalf("decoding %d bytes allocated %d bytes (limit %d)", inputLen, got, limit)
+	}
+}
+
+func FuzzPacketHeader(f *testing.F) {
+	for _, name := range []string{"4.1-prelogin-request", "4.4-login-response", "4.10-attention", "4.17-featureextack-sessionrecovery-malformed"} {
+		f.Add(wireSpec(f, name))
+	}
+	f.Add(AppendMessage(nil, PacketSQLBatch, 0, 0, 9, 1, []byte("abc")))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		wireAllocCheck(t, len(data), func() {
+			var h Header
+			m := MessageBuffer{MaxMessage: 1 << 16}
+			rest := data
+			for len(rest) > 0 {
+				if err := h.Decode(rest); err != nil {
+					if err == ErrNeedMore && len(rest) >= HeaderLen {
+						t.Fatal("ErrNeedMore with a whole header")
+					}
+					return
+				}
+				if got := h.Append(nil); !bytes.Equal(got, rest[:HeaderLen]) {
+					t.Fatalf("header round trip % x vs % x", got, rest[:HeaderLen])
+				}
+				n := int(h.Length)
+				if n > len(rest) {
+					return
+				}
+				done, err := m.AddPacket(rest[:n])
+				if err != nil {
+					return
+				}
+				if done {
+					p := append([]byte(nil), m.Payload()...)
+					re := AppendMessage(nil, m.Type(), 0, 0, 512, 1, p)
+					var m2 MessageBuffer
+					for len(re) > 0 {
+						var h2 Header
+						if err := h2.Decode(re); err != nil {
+							t.Fatal(err)
+						}
+						if _, err := m2.AddPacket(re[:h2.Length]); err != nil {
+							t.Fatal(err)
+						}
+						re = re[h2.Length:]
+					}
+					if !bytes.Equal(m2.Payload(), p) {
+						t.Fatal("re-split payload differs")
+					}
+				}
+				rest = rest[n:]
+			}
+		})
+	})
+}

@@ -1,0 +1,150 @@
+package decode
+
+import (
+	"encoding/binary"
+	"errors"
+	"unicode/utf8"
+)
+
+// UTF-16LE string helpers for the protocol's own strings (names, messages,
+// SQL text, LOGIN7 fields). MS-TDS 2.2.5.1.1: B_VARCHAR and US_VARCHAR
+// lengths count UTF-16 code units, not bytes.
+
+// errOddUTF16 reports UTF-16LE data with an odd number of bytes.
+var errOddUTF16 = errors.New("decode: UTF-16LE data has an odd number of bytes")
+
+// AppendUTF16LE appends s (UTF-8) encoded as UTF-16LE, without a length or
+// terminator. Invalid UTF-8 bytes become U+FFFD. It does not allocate
+// beyond growing dst.
+func AppendUTF16LE(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			dst = append(dst, c, 0)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		dst = appendUTF16Rune(dst, r)
+	}
+	return dst
+}
+
+// AppendUTF16 is AppendUTF16LE under the name used in CONTRACT.md.
+func AppendUTF16(dst []byte, s string) []byte { return AppendUTF16LE(dst, s) }
+
+func appendUTF16Rune(dst []byte, r rune) []byte {
+	if r >= 0x10000 {
+		r -= 0x10000
+		hi := 0xD800 + (r>>10)&0x3FF
+		lo := 0xDC00 + r&0x3FF
+		return append(dst, byte(hi), byte(hi>>8), byte(lo), byte(lo>>8))
+	}
+	if r >= 0xD800 && r < 0xE000 { // a lone surrogate cannot come from valid UTF-8
+		r = utf8.RuneError
+	}
+	return append(dst, byte(r), byte(r>>8))
+}
+
+// UTF16Len returns the number of UTF-16 code units needed for s.
+func UTF16Len(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// DecodeUTF16LE converts UTF-16LE bytes to a UTF-8 string. Unpaired
+// surrogates become U+FFFD, so the result is always valid UTF-8; an odd
+// byte count is an error.
+func DecodeUTF16LE(b []byte) (string, error) {
+	if len(b)&1 != 0 {
+		return "", errOddUTF16
+	}
+	ascii := true
+	for i := 0; i < len(b); i += 2 {
+		if b[i+1] != 0 || b[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		buf := make([]byte, len(b)/2)
+		for i := range buf {
+			buf[i] = b[2*i]
+		}
+		return string(buf), nil
+	}
+	out := make([]byte, 0, len(b)+len(b)/2)
+	for i := 0; i < len(b); i += 2 {
+		u := rune(binary.LittleEndian.Uint16(b[i:]))
+		switch {
+		case u < 0xD800 || u >= 0xE000:
+			out = utf8.AppendRune(out, u)
+		case u < 0xDC00 && i+3 < len(b):
+			u2 := rune(binary.LittleEndian.Uint16(b[i+2:]))
+			if u2 >= 0xDC00 && u2 < 0xE000 {
+				out = utf8.AppendRune(out, 0x10000+(u-0xD800)<<10+(u2-0xDC00))
+				i += 2
+			} else {
+				out = utf8.AppendRune(out, utf8.RuneError)
+			}
+		default:
+			out = utf8.AppendRune(out, utf8.RuneError)
+		}
+	}
+	return string(out), nil
+}
+
+// truncUTF16 returns the longest prefix of s that needs at most max UTF-16
+// code units, never splitting a surrogate pair. Encoders use it to keep
+// B_VARCHAR (255) and US_VARCHAR (65535) length fields representable.
+func truncUTF16(s string, max int) string {
+	n := 0
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		w := 1
+		if r >= 0x10000 {
+			w = 2
+		}
+		if n+w > max {
+			return s[:i]
+		}
+		n += w
+		i += size
+	}
+	return s
+}
+
+// appendBVarChar appends a B_VARCHAR (BYTELEN count of code units, then
+// UTF-16LE), truncating s to 255 code units.
+func appendBVarChar(dst []byte, s string) []byte {
+	s = truncUTF16(s, 0xFF)
+	dst = append(dst, byte(UTF16Len(s)))
+	return AppendUTF16LE(dst, s)
+}
+
+// appendUSVarChar appends a US_VARCHAR (USHORT count of code units, then
+// UTF-16LE), truncating s to max (at most 65535) code units.
+func appendUSVarChar(dst []byte, s string, max int) []byte {
+	if max > 0xFFFF {
+		max = 0xFFFF
+	}
+	s = truncUTF16(s, max)
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(UTF16Len(s)))
+	return AppendUTF16LE(dst, s)
+}

@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/tdsextract/tdsextract/decode"
+)
+
+var memCols = []decode.Column{
+	{Name: "id", Flags: decode.ColFlagNullable, Type: decode.TypeInfo{Type: decode.TypeIntN, Size: 4}},
+	{Name: "s", Flags: decode.ColFlagNullable, Type: decode.TypeInfo{Type: decode.TypeBigVarChar, Size: 20, Collation: decode.DefaultParamCollation}},
+}
+
+// memResponse is a token stream: COLMETADATA, rows, and (if done) DONE.
+func memResponse(t testing.TB, rows int, done bool) []byte {
+	b := decode.AppendColMetadata(nil, memCols)
+	var err error
+	for i := 0; i < rows; i++ {
+		b, err = decode.AppendRow(b, memCols, []any{int64(i), "row"})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if done {
+		b = decode.Done{Token: decode.TokenDone, Status: decode.DoneCount, RowCount: uint64(rows)}.Append(b)
+	}
+	return b
+}
+
+// bufferedSession is a session whose read buffer already holds payload and
+// whose socket has nothing more to give (a fakeConn in fake time).
+func bufferedSession(t *testing.T, tm Timeout, payload []byte, more ...step) (*Conn, *fakeConn) {
+	c, fc, _ := newFakeSession(t, tm, more...)
+	c.cancelTimeout = time.Second
+	c.stream = decode.NewStream(decode.StreamOptions{})
+	c.wpos = copy(c.buf, payload)
+	c.inMsg, c.eom = true, false
+	return c, fc
+}
+
+// TestExhaustedBudgetServesBufferedRows: with an exhausted budget, rows
+// already buffered are delivered and a response that is complete in the
+// buffer succeeds; only a read that has to wait times out.
+func TestExhaustedBudgetServesBufferedRows(t *testing.T) {
+	c, fc := bufferedSession(t, TimeoutOf(0), memResponse(t, 50, true))
+	var cap decode.Capture
+	res := &Result{}
+	c.w.start(TimeoutOf(0))
+	c.stream.SetSink(&cap)
+	if err := c.readResponse(&Query{}, &cap, res); err != nil {
+		t.Fatalf("complete buffered response: %v", err)
+	}
+	if res.Rows != 50 || len(cap.Rows) != 50 || fc.reads != 0 || fc.sets != 0 {
+		t.Fatalf("rows %d, reads %d, deadline sets %d", res.Rows, fc.reads, fc.sets)
+	}
+
+	c, fc = bufferedSession(t, TimeoutOf(0), memResponse(t, 50, false))
+	cap = decode.Capture{}
+	res = &Result{}
+	c.w.start(TimeoutOf(0))
+	c.stream.SetSink(&cap)
+	err := c.readResponse(&Query{}, &cap, res)
+	if !isTimeout(err) {
+		t.Fatalf("read that must wait: %v", err)
+	}
+	if res.Rows != 50 || fc.reads != 1 {
+		t.Fatalf("rows %d, reads %d", res.Rows, fc.reads)
+	}
+}
+
+// TestLazyDeadlineNotPerRow: the deadline is armed once per network read,
+// never per row.
+func TestLazyDeadlineNotPerRow(t *testing.T) {
+	body := memResponse(t, 5000, true)
+	var script []step
+	for b := body; len(b) > 0; {
+		n := min(len(b), 4000)
+		script = append(script, step{wait: time.Millisecond, data: packet(b[:n], n == len(b))})
+		b = b[n:]
+	}
+	c, fc, _ := newFakeSession(t, TimeoutOf(time.Minute), script...)
+	c.stream = decode.NewStream(decode.StreamOptions{})
+	res := &Result{}
+	c.stream.SetSink(&c.discard)
+	if err := c.readResponse(&Query{}, &c.discard, res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != 5000 {
+		t.Fatalf("rows %d", res.Rows)
+	}
+	if fc.sets != 1 {
+		t.Fatalf("%d deadline sets for %d reads, %d packets, %d rows", fc.sets, fc.reads, len(script), res.Rows)
+	}
+	if c.w.b.remaining != time.Minute-time.Duration(len(script))*time.Millisecond {
+		t.Fatalf("charged %v for %d waits of 1ms", time.Minute-c.w.b.remaining, len(script))
+	}
+}
+
+// TestReadLoopZeroAllocsPerRow: the read loop allocates nothing per row
+// (allocations for 20000 rows equal those for 2000).
+func TestReadLoopZeroAllocsPerRow(t *testing.T) {
+	run := func(rows int) float64 {
+		body := memResponse(t, rows, true)
+		var wire []byte
+		for b := body; len(b) > 0; {
+			n := min(len(b), maxPacketSize-decode.HeaderLen)
+			wire = append(wire, packet(b[:n], n == len(b))...)
+			b = b[n:]
+		}
+		sink := &checksumSinkT{}
+		c, fc, _ := newFakeSession(t, TimeoutOf(time.Minute))
+		c.stream = decode.NewStream(decode.StreamOptions{})
+		return testing.AllocsPerRun(5, func() {
+			fc.script = []step{{data: wire}}
+			c.r, c.wpos, c.inMsg, c.eom, c.pktRemain, c.hdrN = 0, 0, false, false, 0, 0
+			c.w.start(TimeoutOf(time.Minute))
+			c.stream.Reset()
+			c.stream.SetSink(sink)
+			res := Result{RowCounts: make([]int64, 0, 4)}
+			if err := c.readResponse(&Query{}, sink, &res); err != nil || res.Rows != int64(rows) {
+				t.Fatalf("%v %d", err, res.Rows)
+			}
+		})
+	}
+	small, large := run(2000), run(20000)
+	if large > small {
+		t.Fatalf("allocations grow with rows: %v for 2000 rows, %v for 20000", small, large)
+	}
+}
+
+type checksumSinkT struct {
+	discardSink
+	sum uint64
+}
+
+func (s *checksumSinkT) Columns(_ []decode.Column, _ []decode.Mode) error { return nil }
+func (s *checksumSinkT) Int(col int, v int64)                             { s.sum += uint64(v) }
+func (s *checksumSinkT) Write(col int, p []byte)                          { s.sum += uint64(len(p)) }
+
+// TestCancelFlagBetweenRows: a cancellation seen between buffered rows stops
+// the loop without any network read.
+func TestCancelFlagBetweenRows(t *testing.T) {
+	c, fc := bufferedSession(t, NoTimeout, memResponse(t, 50, true))
+	sink := &countSink{after: 10, fire: func() { c.w.interrupt.flag.Store(true) }}
+	c.stream.SetSink(sink)
+	res := &Result{}
+	err := c.readResponse(&Query{}, sink, res)
+	if !errors.Is(err, errInterrupted) || res.Rows != 10 || fc.reads != 0 {
+		t.Fatalf("err %v rows %d reads %d", err, res.Rows, fc.reads)
+	}
+	_ = context.Background
+}
+
+type countSink struct {
+	discardSink
+	n, after int
+	fire     func()
+}
+
+func (s *countSink) EndRow() error {
+	s.n++
+	if s.n == s.after {
+		s.fire()
+	}
+	return nil
+}

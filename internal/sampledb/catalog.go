@@ -1,0 +1,461 @@
+package sampledb
+
+import (
+	"strings"
+
+	"github.com/tdsextract/tdsextract/decode"
+)
+
+// sysType is a row of sys.types.
+type sysType struct {
+	name         string
+	systemTypeID int64
+	userTypeID   int64
+	maxLength    int64
+	precision    int64
+	scale        int64
+	collatable   bool
+	assembly     bool
+}
+
+// sysTypes are the built-in types as SQL Server 2025 lists them in
+// sys.types (json 244 and vector 255 as in SQL Server 2025; [unverified
+// against a real 2025 instance]).
+var sysTypes = []sysType{
+	{"image", 34, 34, 16, 0, 0, false, false},
+	{"text", 35, 35, 16, 0, 0, true, false},
+	{"uniqueidentifier", 36, 36, 16, 0, 0, false, false},
+	{"date", 40, 40, 3, 10, 0, false, false},
+	{"time", 41, 41, 5, 16, 7, false, false},
+	{"datetime2", 42, 42, 8, 27, 7, false, false},
+	{"datetimeoffset", 43, 43, 10, 34, 7, false, false},
+	{"tinyint", 48, 48, 1, 3, 0, false, false},
+	{"smallint", 52, 52, 2, 5, 0, false, false},
+	{"int", 56, 56, 4, 10, 0, false, false},
+	{"smalldatetime", 58, 58, 4, 16, 0, false, false},
+	{"real", 59, 59, 4, 24, 0, false, false},
+	{"money", 60, 60, 8, 19, 4, false, false},
+	{"datetime", 61, 61, 8, 23, 3, false, false},
+	{"float", 62, 62, 8, 53, 0, false, false},
+	{"sql_variant", 98, 98, 8016, 0, 0, false, false},
+	{"ntext", 99, 99, 16, 0, 0, true, false},
+	{"bit", 104, 104, 1, 1, 0, false, false},
+	{"decimal", 106, 106, 17, 38, 38, false, false},
+	{"numeric", 108, 108, 17, 38, 38, false, false},
+	{"smallmoney", 122, 122, 4, 10, 4, false, false},
+	{"bigint", 127, 127, 8, 19, 0, false, false},
+	{"hierarchyid", 240, 128, 892, 0, 0, false, true},
+	{"geometry", 240, 129, -1, 0, 0, false, true},
+	{"geography", 240, 130, -1, 0, 0, false, true},
+	{"varbinary", 165, 165, 8000, 0, 0, false, false},
+	{"varchar", 167, 167, 8000, 0, 0, true, false},
+	{"binary", 173, 173, 8000, 0, 0, false, false},
+	{"char", 175, 175, 8000, 0, 0, true, false},
+	{"timestamp", 189, 189, 8, 0, 0, false, false},
+	{"nvarchar", 231, 231, 8000, 0, 0, true, false},
+	{"nchar", 239, 239, 8000, 0, 0, true, false},
+	{"xml", 241, 241, -1, 0, 0, false, false},
+	{"json", 244, 244, -1, 0, 0, false, false},
+	{"vector", 255, 255, 8000, 0, 0, false, false},
+	{"sysname", 231, 256, 256, 0, 0, true, false},
+}
+
+func sysTypeOf(base string) sysType {
+	if base == "rowversion" {
+		base = "timestamp"
+	}
+	for _, t := range sysTypes {
+		if t.name == base {
+			return t
+		}
+	}
+	return sysType{name: base}
+}
+
+// catDate is the create/modify date every catalog object reports.
+var catDate = decode.DateTime{Days: daysFromCivil(2026, 1, 1)}
+
+// Schema ids as SQL Server assigns them.
+var schemaIDs = map[string]int64{"dbo": 1, "guest": 2, "INFORMATION_SCHEMA": 3, "sys": 4, "sales": 5}
+
+// catCol declares a catalog view column: name and SQL type; a trailing "?"
+// on the type marks it nullable.
+type catCol struct{ name, typ string }
+
+func (db *DB) catTable(schema, name string, cols []catCol, rows [][]any) *Table {
+	defs := make([]colDef, len(cols))
+	for k, c := range cols {
+		typ, nullable := strings.CutSuffix(c.typ, "?")
+		if typ == "sysname" {
+			typ = "nvarchar(128)"
+		}
+		defs[k] = colDef{name: c.name, sqlType: typ, nullable: nullable}
+	}
+	t := makeTable(db, schema, name, defs)
+	t.Catalog = true
+	t.static = rows
+	t.Rows = int64(len(rows))
+	return t
+}
+
+// Catalog looks up a catalog view ("INFORMATION_SCHEMA"."COLUMNS",
+// "sys"."tables", ...), case-insensitively. The views are ordinary tables
+// built from the schema, with SQL Server's column names and types.
+func (db *DB) Catalog(schema, name string) (*Table, bool) {
+	db.catOnce.Do(db.buildCatalog)
+	t, ok := db.catByNm[strings.ToLower(schema+"."+name)]
+	return t, ok
+}
+
+// Catalogs returns every catalog view.
+func (db *DB) Catalogs() []*Table {
+	db.catOnce.Do(db.buildCatalog)
+	return db.catalog
+}
+
+// constraint object ids are allocated after the tables'.
+type objIDs struct{ next int32 }
+
+func (o *objIDs) alloc() int64 { o.next += 16; return int64(o.next) }
+
+func (db *DB) buildCatalog() {
+	cat := db.name
+	ids := &objIDs{next: 1205579333}
+	type fkInfo struct {
+		t  *Table
+		fk ForeignKey
+		id int64
+	}
+	pkID := map[*Table]int64{}
+	var fks []fkInfo
+	type defInfo struct {
+		t   *Table
+		col int
+		def string
+		id  int64
+	}
+	var defs []defInfo
+	for _, t := range db.tables {
+		if len(t.Key) > 0 {
+			pkID[t] = ids.alloc()
+		}
+		for _, fk := range t.ForeignKeys {
+			fks = append(fks, fkInfo{t, fk, ids.alloc()})
+		}
+		for c := range t.Columns {
+			if d, ok := t.Defaults[t.Columns[c].Name]; ok {
+				defs = append(defs, defInfo{t, c, d, ids.alloc()})
+			}
+		}
+	}
+	schemaID := func(s string) int64 { return schemaIDs[s] }
+	pkName := func(t *Table) string {
+		for _, ix := range t.Indexes {
+			if ix.PrimaryKey {
+				return ix.Name
+			}
+		}
+		return ""
+	}
+	var views []*Table
+	add := func(t *Table) { views = append(views, t) }
+
+	// INFORMATION_SCHEMA.TABLES
+	var rows [][]any
+	for _, t := range db.tables {
+		rows = append(rows, []any{cat, t.Schema, t.Name, "BASE TABLE"})
+	}
+	add(db.catTable("INFORMATION_SCHEMA", "TABLES", []catCol{{"TABLE_CATALOG", "sysname?"}, {"TABLE_SCHEMA", "sysname?"},
+		{"TABLE_NAME", "sysname"}, {"TABLE_TYPE", "varchar(10)?"}}, rows))
+
+	// INFORMATION_SCHEMA.COLUMNS
+	rows = nil
+	for _, t := range db.tables {
+		for c := range t.Columns {
+			m := t.meta[c]
+			var def, maxLen, octets, prec, radix, scale, dtPrec, csName, collName any
+			if d, ok := t.Defaults[t.Columns[c].Name]; ok {
+				def = d
+			}
+			if m.maxLen != 0 {
+				maxLen, octets = int64(m.maxLen), int64(m.octets)
+			}
+			switch m.baseType {
+			case "tinyint", "smallint", "int", "bigint", "decimal", "numeric", "money", "smallmoney":
+				prec, radix, scale = int64(m.prec), int64(10), int64(m.scale)
+			case "real", "float":
+				prec, radix = int64(m.prec), int64(2)
+			}
+			if m.dtPrec >= 0 {
+				dtPrec = int64(m.dtPrec)
+			}
+			if ti := t.Columns[c].Type; ti.Collation != (decode.Collation{}) {
+				n, cs := CollationName(ti.Collation)
+				collName, csName = n, cs
+				if ti.Type == decode.TypeNVarChar || ti.Type == decode.TypeNChar || ti.Type == decode.TypeNText {
+					csName = "UNICODE"
+				}
+			}
+			nullable := "NO"
+			if m.nullable {
+				nullable = "YES"
+			}
+			rows = append(rows, []any{cat, t.Schema, t.Name, t.Columns[c].Name, int64(c + 1), def, nullable, m.baseType,
+				maxLen, octets, prec, radix, scale, dtPrec, nil, nil, csName, nil, nil, collName, nil, nil, nil})
+		}
+	}
+	add(db.catTable("INFORMATION_SCHEMA", "COLUMNS", []catCol{{"TABLE_CATALOG", "sysname?"}, {"TABLE_SCHEMA", "sysname?"},
+		{"TABLE_NAME", "sysname"}, {"COLUMN_NAME", "sysname?"}, {"ORDINAL_POSITION", "int?"}, {"COLUMN_DEFAULT", "nvarchar(4000)?"},
+		{"IS_NULLABLE", "varchar(3)?"}, {"DATA_TYPE", "nvarchar(128)?"}, {"CHARACTER_MAXIMUM_LENGTH", "int?"},
+		{"CHARACTER_OCTET_LENGTH", "int?"}, {"NUMERIC_PRECISION", "tinyint?"}, {"NUMERIC_PRECISION_RADIX", "smallint?"},
+		{"NUMERIC_SCALE", "int?"}, {"DATETIME_PRECISION", "smallint?"}, {"CHARACTER_SET_CATALOG", "sysname?"},
+		{"CHARACTER_SET_SCHEMA", "sysname?"}, {"CHARACTER_SET_NAME", "sysname?"}, {"COLLATION_CATALOG", "sysname?"},
+		{"COLLATION_SCHEMA", "sysname?"}, {"COLLATION_NAME", "sysname?"}, {"DOMAIN_CATALOG", "sysname?"},
+		{"DOMAIN_SCHEMA", "sysname?"}, {"DOMAIN_NAME", "sysname?"}}, rows))
+
+	// INFORMATION_SCHEMA.TABLE_CONSTRAINTS and KEY_COLUMN_USAGE
+	var tc, kcu [][]any
+	for _, t := range db.tables {
+		if n := pkName(t); n != "" {
+			tc = append(tc, []any{cat, t.Schema, n, cat, t.Schema, t.Name, "PRIMARY KEY", "NO", "NO"})
+			for k, col := range t.Key {
+				kcu = append(kcu, []any{cat, t.Schema, n, cat, t.Schema, t.Name, col, int64(k + 1)})
+			}
+		}
+		for _, fk := range t.ForeignKeys {
+			tc = append(tc, []any{cat, t.Schema, fk.Name, cat, t.Schema, t.Name, "FOREIGN KEY", "NO", "NO"})
+			for k, col := range fk.Columns {
+				kcu = append(kcu, []any{cat, t.Schema, fk.Name, cat, t.Schema, t.Name, col, int64(k + 1)})
+			}
+		}
+	}
+	add(db.catTable("INFORMATION_SCHEMA", "TABLE_CONSTRAINTS", []catCol{{"CONSTRAINT_CATALOG", "sysname?"},
+		{"CONSTRAINT_SCHEMA", "sysname?"}, {"CONSTRAINT_NAME", "sysname"}, {"TABLE_CATALOG", "sysname?"},
+		{"TABLE_SCHEMA", "sysname?"}, {"TABLE_NAME", "sysname"}, {"CONSTRAINT_TYPE", "varchar(11)?"},
+		{"IS_DEFERRABLE", "varchar(2)"}, {"INITIALLY_DEFERRED", "varchar(2)"}}, tc))
+	add(db.catTable("INFORMATION_SCHEMA", "KEY_COLUMN_USAGE", []catCol{{"CONSTRAINT_CATALOG", "sysname?"},
+		{"CONSTRAINT_SCHEMA", "sysname?"}, {"CONSTRAINT_NAME", "sysname"}, {"TABLE_CATALOG", "sysname?"},
+		{"TABLE_SCHEMA", "sysname?"}, {"TABLE_NAME", "sysname"}, {"COLUMN_NAME", "sysname?"},
+		{"ORDINAL_POSITION", "int"}}, kcu))
+
+	// INFORMATION_SCHEMA.REFERENTIAL_CONSTRAINTS
+	rows = nil
+	rule := func(s string) string { return strings.ReplaceAll(s, "_", " ") }
+	for _, f := range fks {
+		ref, _ := db.Table(f.fk.RefSchema, f.fk.RefTable)
+		rows = append(rows, []any{cat, f.t.Schema, f.fk.Name, cat, ref.Schema, pkName(ref), "SIMPLE",
+			rule(f.fk.OnUpdate), rule(f.fk.OnDelete)})
+	}
+	add(db.catTable("INFORMATION_SCHEMA", "REFERENTIAL_CONSTRAINTS", []catCol{{"CONSTRAINT_CATALOG", "sysname?"},
+		{"CONSTRAINT_SCHEMA", "sysname?"}, {"CONSTRAINT_NAME", "sysname"}, {"UNIQUE_CONSTRAINT_CATALOG", "sysname?"},
+		{"UNIQUE_CONSTRAINT_SCHEMA", "sysname?"}, {"UNIQUE_CONSTRAINT_NAME", "sysname?"}, {"MATCH_OPTION", "varchar(7)?"},
+		{"UPDATE_RULE", "varchar(11)?"}, {"DELETE_RULE", "varchar(11)?"}}, rows))
+
+	// sys.schemas
+	rows = nil
+	for _, s := range []string{"dbo", "guest", "INFORMATION_SCHEMA", "sys", "sales"} {
+		rows = append(rows, []any{s, schemaIDs[s], int64(1)})
+	}
+	add(db.catTable("sys", "schemas", []catCol{{"name", "sysname"}, {"schema_id", "int"}, {"principal_id", "int?"}}, rows))
+
+	// sys.objects and sys.tables
+	objCols := []catCol{{"name", "sysname"}, {"object_id", "int"}, {"principal_id", "int?"}, {"schema_id", "int"},
+		{"parent_object_id", "int"}, {"type", "char(2)?"}, {"type_desc", "nvarchar(60)?"}, {"create_date", "datetime"},
+		{"modify_date", "datetime"}, {"is_ms_shipped", "bit"}, {"is_published", "bit"}, {"is_schema_published", "bit"}}
+	obj := func(name string, id, schema, parent int64, typ, desc string) []any {
+		return []any{name, id, nil, schema, parent, typ, desc, catDate, catDate, false, false, false}
+	}
+	var objs, tabs [][]any
+	for _, t := range db.tables {
+		sid := schemaID(t.Schema)
+		objs = append(objs, obj(t.Name, int64(t.ObjectID), sid, 0, "U ", "USER_TABLE"))
+		r := obj(t.Name, int64(t.ObjectID), sid, 0, "U ", "USER_TABLE")
+		tabs = append(tabs, append(r, int64(0), int64(len(t.Columns)), true, false, false, false, int64(0), "NON_TEMPORAL_TABLE"))
+		if id, ok := pkID[t]; ok {
+			objs = append(objs, obj(pkName(t), id, sid, int64(t.ObjectID), "PK", "PRIMARY_KEY_CONSTRAINT"))
+		}
+	}
+	for _, f := range fks {
+		objs = append(objs, obj(f.fk.Name, f.id, schemaID(f.t.Schema), int64(f.t.ObjectID), "F ", "FOREIGN_KEY_CONSTRAINT"))
+	}
+	for _, d := range defs {
+		objs = append(objs, obj(defaultName(d.t, d.col), d.id, schemaID(d.t.Schema), int64(d.t.ObjectID), "D ", "DEFAULT_CONSTRAINT"))
+	}
+	add(db.catTable("sys", "objects", objCols, objs))
+	add(db.catTable("sys", "tables", append(append([]catCol(nil), objCols...), catCol{"lob_data_space_id", "int"},
+		catCol{"max_column_id_used", "int"}, catCol{"uses_ansi_nulls", "bit?"}, catCol{"is_replicated", "bit?"},
+		catCol{"has_replication_filter", "bit?"}, catCol{"is_memory_optimized", "bit?"}, catCol{"temporal_type", "tinyint?"},
+		catCol{"temporal_type_desc", "nvarchar(60)?"}), tabs))
+
+	// sys.columns
+	rows = nil
+	defID := map[[2]int64]int64{}
+	for _, d := range defs {
+		defID[[2]int64{int64(d.t.ObjectID), int64(d.col)}] = d.id
+	}
+	for _, t := range db.tables {
+		for c := range t.Columns {
+			m := t.meta[c]
+			st := sysTypeOf(m.baseType)
+			var coll any
+			if ti := t.Columns[c].Type; ti.Collation != (decode.Collation{}) {
+				coll, _ = CollationName(ti.Collation)
+			}
+			rows = append(rows, []any{int64(t.ObjectID), t.Columns[c].Name, int64(c + 1), st.systemTypeID, st.userTypeID,
+				int64(m.sysMax), int64(m.sysPrec), int64(m.sysScale), coll, m.nullable, true, false,
+				t.Columns[c].Name == t.Identity && t.Identity != "", false, false, false, false, false, false,
+				defID[[2]int64{int64(t.ObjectID), int64(c)}], int64(0), false, false})
+		}
+	}
+	add(db.catTable("sys", "columns", []catCol{{"object_id", "int"}, {"name", "sysname?"}, {"column_id", "int"},
+		{"system_type_id", "tinyint"}, {"user_type_id", "int"}, {"max_length", "smallint"}, {"precision", "tinyint"},
+		{"scale", "tinyint"}, {"collation_name", "sysname?"}, {"is_nullable", "bit?"}, {"is_ansi_padded", "bit"},
+		{"is_rowguidcol", "bit"}, {"is_identity", "bit"}, {"is_computed", "bit"}, {"is_filestream", "bit"},
+		{"is_replicated", "bit?"}, {"is_non_sql_subscribed", "bit?"}, {"is_merge_published", "bit?"},
+		{"is_dts_replicated", "bit?"}, {"default_object_id", "int"}, {"rule_object_id", "int"}, {"is_sparse", "bit?"},
+		{"is_column_set", "bit?"}}, rows))
+
+	// sys.types
+	rows = nil
+	for _, st := range sysTypes {
+		var coll any
+		if st.collatable {
+			coll = "SQL_Latin1_General_CP1_CI_AS"
+		}
+		rows = append(rows, []any{st.name, st.systemTypeID, st.userTypeID, int64(4), nil, st.maxLength, st.precision,
+			st.scale, coll, st.name != "timestamp" && st.name != "sysname", false, st.assembly, int64(0), int64(0), false})
+	}
+	add(db.catTable("sys", "types", []catCol{{"name", "sysname"}, {"system_type_id", "tinyint"}, {"user_type_id", "int"},
+		{"schema_id", "int"}, {"principal_id", "int?"}, {"max_length", "smallint"}, {"precision", "tinyint"},
+		{"scale", "tinyint"}, {"collation_name", "sysname?"}, {"is_nullable", "bit?"}, {"is_user_defined", "bit"},
+		{"is_assembly_type", "bit"}, {"default_object_id", "int"}, {"rule_object_id", "int"}, {"is_table_type", "bit"}}, rows))
+
+	// sys.indexes, sys.index_columns, sys.partitions
+	var idx, icols, parts [][]any
+	partID := int64(72057594043170816)
+	for _, t := range db.tables {
+		oid := int64(t.ObjectID)
+		hasClustered := false
+		for _, ix := range t.Indexes {
+			if ix.Clustered {
+				hasClustered = true
+			}
+		}
+		addPart := func(indexID int64) {
+			parts = append(parts, []any{partID, oid, indexID, int64(1), partID, t.Rows, int64(0), int64(0), "NONE"})
+			partID += 65536
+		}
+		if !hasClustered {
+			idx = append(idx, []any{oid, nil, int64(0), int64(0), "HEAP", false, int64(1), false, false, false,
+				int64(0), false, false, false, true, true, false, nil})
+			addPart(0)
+		}
+		next := int64(2)
+		for _, ix := range t.Indexes {
+			id := next
+			if ix.Clustered {
+				id = 1
+			} else {
+				next++
+			}
+			typ, desc := int64(2), "NONCLUSTERED"
+			if ix.Clustered {
+				typ, desc = 1, "CLUSTERED"
+			}
+			idx = append(idx, []any{oid, ix.Name, id, typ, desc, ix.Unique, int64(1), false, ix.PrimaryKey, false,
+				int64(0), false, false, false, true, true, false, nil})
+			addPart(id)
+			n := int64(1)
+			for k, col := range ix.Columns {
+				icols = append(icols, []any{oid, id, n, int64(t.ColumnIndex(col) + 1), int64(k + 1), int64(0), false, false})
+				n++
+			}
+			for _, col := range ix.Included {
+				icols = append(icols, []any{oid, id, n, int64(t.ColumnIndex(col) + 1), int64(0), int64(0), false, true})
+				n++
+			}
+		}
+	}
+	add(db.catTable("sys", "indexes", []catCol{{"object_id", "int"}, {"name", "sysname?"}, {"index_id", "int"},
+		{"type", "tinyint"}, {"type_desc", "nvarchar(60)?"}, {"is_unique", "bit?"}, {"data_space_id", "int?"},
+		{"ignore_dup_key", "bit?"}, {"is_primary_key", "bit?"}, {"is_unique_constraint", "bit?"}, {"fill_factor", "tinyint"},
+		{"is_padded", "bit?"}, {"is_disabled", "bit?"}, {"is_hypothetical", "bit?"}, {"allow_row_locks", "bit?"},
+		{"allow_page_locks", "bit?"}, {"has_filter", "bit?"}, {"filter_definition", "nvarchar(max)?"}}, idx))
+	add(db.catTable("sys", "index_columns", []catCol{{"object_id", "int"}, {"index_id", "int"}, {"index_column_id", "int"},
+		{"column_id", "int"}, {"key_ordinal", "tinyint"}, {"partition_ordinal", "tinyint"}, {"is_descending_key", "bit?"},
+		{"is_included_column", "bit?"}}, icols))
+	add(db.catTable("sys", "partitions", []catCol{{"partition_id", "bigint"}, {"object_id", "int"}, {"index_id", "int"},
+		{"partition_number", "int"}, {"hobt_id", "bigint"}, {"rows", "bigint?"}, {"filestream_filegroup_id", "smallint"},
+		{"data_compression", "tinyint"}, {"data_compression_desc", "nvarchar(60)?"}}, parts))
+
+	// sys.identity_columns
+	rows = nil
+	for _, t := range db.tables {
+		if t.Identity == "" {
+			continue
+		}
+		c := t.ColumnIndex(t.Identity)
+		st := sysTypeOf(t.meta[c].baseType)
+		vt := decode.TypeInfo{Type: decode.TypeInt4}
+		if t.meta[c].baseType == "bigint" {
+			vt.Type = decode.TypeInt8
+		}
+		iv := func(v int64) any { return decode.Variant{Type: vt, Value: v} }
+		var last any
+		if t.Rows > 0 {
+			last = iv(t.KeyValue(t.Rows - 1))
+		}
+		rows = append(rows, []any{int64(t.ObjectID), t.Identity, int64(c + 1), st.systemTypeID, st.userTypeID,
+			int64(t.meta[c].sysMax), int64(t.meta[c].sysPrec), int64(0), false, true, iv(1), iv(1), last, false})
+	}
+	add(db.catTable("sys", "identity_columns", []catCol{{"object_id", "int"}, {"name", "sysname?"}, {"column_id", "int"},
+		{"system_type_id", "tinyint"}, {"user_type_id", "int"}, {"max_length", "smallint"}, {"precision", "tinyint"},
+		{"scale", "tinyint"}, {"is_nullable", "bit?"}, {"is_identity", "bit?"}, {"seed_value", "sql_variant?"},
+		{"increment_value", "sql_variant?"}, {"last_value", "sql_variant?"}, {"is_not_for_replication", "bit?"}}, rows))
+
+	// sys.default_constraints
+	rows = nil
+	for _, d := range defs {
+		r := obj(defaultName(d.t, d.col), d.id, schemaID(d.t.Schema), int64(d.t.ObjectID), "D ", "DEFAULT_CONSTRAINT")
+		rows = append(rows, append(r, int64(d.col+1), d.def, false))
+	}
+	add(db.catTable("sys", "default_constraints", append(append([]catCol(nil), objCols...), catCol{"parent_column_id", "int"},
+		catCol{"definition", "nvarchar(max)?"}, catCol{"is_system_named", "bit"}), rows))
+
+	// sys.foreign_keys and sys.foreign_key_columns
+	var fkr, fkc [][]any
+	action := func(s string) (int64, string) {
+		if s == "CASCADE" {
+			return 1, "CASCADE"
+		}
+		return 0, "NO_ACTION"
+	}
+	for _, f := range fks {
+		ref, _ := db.Table(f.fk.RefSchema, f.fk.RefTable)
+		r := obj(f.fk.Name, f.id, schemaID(f.t.Schema), int64(f.t.ObjectID), "F ", "FOREIGN_KEY_CONSTRAINT")
+		da, dd := action(f.fk.OnDelete)
+		ua, ud := action(f.fk.OnUpdate)
+		fkr = append(fkr, append(r, int64(ref.ObjectID), int64(1), false, false, false, da, dd, ua, ud, false))
+		for k, col := range f.fk.Columns {
+			fkc = append(fkc, []any{f.id, int64(k + 1), int64(f.t.ObjectID), int64(f.t.ColumnIndex(col) + 1),
+				int64(ref.ObjectID), int64(ref.ColumnIndex(f.fk.RefColumns[k]) + 1)})
+		}
+	}
+	add(db.catTable("sys", "foreign_keys", append(append([]catCol(nil), objCols...), catCol{"referenced_object_id", "int?"},
+		catCol{"key_index_id", "int?"}, catCol{"is_disabled", "bit"}, catCol{"is_not_for_replication", "bit"},
+		catCol{"is_not_trusted", "bit"}, catCol{"delete_referential_action", "tinyint?"},
+		catCol{"delete_referential_action_desc", "nvarchar(60)?"}, catCol{"update_referential_action", "tinyint?"},
+		catCol{"update_referential_action_desc", "nvarchar(60)?"}, catCol{"is_system_named", "bit"}), fkr))
+	add(db.catTable("sys", "foreign_key_columns", []catCol{{"constraint_object_id", "int"}, {"constraint_column_id", "int"},
+		{"parent_object_id", "int"}, {"parent_column_id", "int"}, {"referenced_object_id", "int"},
+		{"referenced_column_id", "int"}}, fkc))
+
+	db.catalog = views
+	db.catByNm = map[string]*Table{}
+	for _, v := range views {
+		db.catByNm[strings.ToLower(v.Schema+"."+v.Name)] = v
+	}
+}
+
+// defaultName is the name of a default constraint (DF_table_column).
+func defaultName(t *Table, col int) string { return "DF_" + t.Name + "_" + t.Columns[col].Name }

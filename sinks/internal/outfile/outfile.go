@@ -1,0 +1,164 @@
+// Package outfile gives the file sinks atomic publication of a set of
+// numbered output files: each file is written under a temporary name in its
+// final directory, fsynced and closed, and renamed to its final name only
+// when the whole extract succeeded. On failure every temporary file (and
+// any file already renamed by a failed Publish) is removed, so nothing
+// partial is ever left under a final name.
+package outfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// ResolvePath turns a sink's path option into the final path of the first
+// (or only) file of an extract:
+//
+//   - "" means the current directory;
+//   - a path ending in a separator, or naming an existing directory, gets
+//     "<extract><ext>" appended;
+//   - otherwise "{extract}", "{schema}" and "{table}" in the path are
+//     replaced (a path without placeholders names one file).
+func ResolvePath(path, extract, schema, table, ext string) string {
+	if path == "" {
+		path = "."
+	}
+	if strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(filepath.Separator)) {
+		return filepath.Join(path, extract+ext)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return filepath.Join(path, extract+ext)
+	}
+	r := strings.NewReplacer("{extract}", extract, "{schema}", schema, "{table}", table)
+	return r.Replace(path)
+}
+
+// Numbered inserts a 4-digit (or wider) part number before the first of the
+// known extensions of base, e.g. out/t.csv.gz, 1 -> out/t.0001.csv.gz.
+func Numbered(final string, n int, exts ...string) string {
+	dir, base := filepath.Split(final)
+	for _, ext := range exts {
+		if strings.HasSuffix(base, ext) && len(base) > len(ext) {
+			return dir + fmt.Sprintf("%s.%04d%s", strings.TrimSuffix(base, ext), n, ext)
+		}
+	}
+	return dir + fmt.Sprintf("%s.%04d", base, n)
+}
+
+var tmpSeq atomic.Uint64
+
+// File is one output file being written under a temporary name.
+type File struct {
+	*os.File
+	Tmp, Final string
+	closed     bool
+}
+
+// Create makes the directory of final if needed and opens a fresh temporary
+// file next to it (same directory, so the later rename is atomic).
+func Create(final string) (*File, error) {
+	dir := filepath.Dir(final)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory: %w", err)
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d-%d-%d", filepath.Base(final), os.Getpid(), time.Now().UnixNano(), tmpSeq.Add(1)))
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create output file: %w", err)
+	}
+	return &File{File: f, Tmp: tmp, Final: final}, nil
+}
+
+// Finish fsyncs and closes the temporary file (it is not yet published).
+func (f *File) Finish() error {
+	if f.closed {
+		return nil
+	}
+	f.closed = true
+	err := f.File.Sync()
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("finish %s: %w", f.Final, err)
+	}
+	return nil
+}
+
+// Set is the files of one extract, in creation order.
+type Set struct {
+	Files     []*File
+	published []string
+}
+
+// Create adds a new temporary file for final.
+func (s *Set) Create(final string) (*File, error) {
+	for _, f := range s.Files {
+		if f.Final == final {
+			return nil, fmt.Errorf("output file %s would be written twice (use a path with {extract} or a directory)", final)
+		}
+	}
+	f, err := Create(final)
+	if err != nil {
+		return nil, err
+	}
+	s.Files = append(s.Files, f)
+	return f, nil
+}
+
+// Publish finishes every file and renames each to its final name, then
+// fsyncs the directories so the renames survive a crash.
+func (s *Set) Publish() ([]string, error) {
+	for _, f := range s.Files {
+		if err := f.Finish(); err != nil {
+			return nil, err
+		}
+	}
+	dirs := map[string]bool{}
+	for _, f := range s.Files {
+		if err := os.Rename(f.Tmp, f.Final); err != nil {
+			return nil, fmt.Errorf("publish %s: %w", f.Final, err)
+		}
+		s.published = append(s.published, f.Final)
+		dirs[filepath.Dir(f.Final)] = true
+	}
+	for d := range dirs {
+		if df, err := os.Open(d); err == nil {
+			_ = df.Sync() // best effort: not every file system supports directory fsync
+			_ = df.Close()
+		}
+	}
+	out := make([]string, len(s.published))
+	copy(out, s.published)
+	s.Files = nil
+	s.published = nil
+	return out, nil
+}
+
+// Abort closes and removes every temporary file and every file a failed
+// Publish already renamed. It is idempotent.
+func (s *Set) Abort() error {
+	var errs []error
+	for _, f := range s.Files {
+		if !f.closed {
+			f.closed = true
+			_ = f.File.Close()
+		}
+		if err := os.Remove(f.Tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	for _, p := range s.published {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	s.Files = nil
+	s.published = nil
+	return errors.Join(errs...)
+}

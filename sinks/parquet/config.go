@@ -1,0 +1,147 @@
+package parquet
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/tdsextract/tdsextract/engine"
+)
+
+// Config is the Parquet sink's options. Unknown keys are rejected.
+type Config struct {
+	// Path is the output: a directory (existing, or ending in "/") that gets
+	// "<extract>.parquet", or a file template where "{extract}", "{schema}"
+	// and "{table}" are replaced. Default "out/".
+	Path string `mapstructure:"path"`
+	// RowGroupBytes ends a row group once the sink's batch holds this many
+	// bytes (values as held in memory: 8 bytes per fixed-width value plus
+	// the bytes of variable-length values). Default 128 MiB.
+	RowGroupBytes int64 `mapstructure:"row_group_bytes"`
+	// RowGroupRows also ends a row group after this many rows. 0 = no limit.
+	RowGroupRows int64 `mapstructure:"row_group_rows"`
+	// PageBytes is the target size of a data page before compression.
+	// Default 256 KiB.
+	PageBytes int `mapstructure:"page_bytes"`
+	// Compression is "zstd" (default), "snappy", "gzip" or "none".
+	Compression string `mapstructure:"compression"`
+	// CompressionLevel is the zstd level 1..4 (fastest..best) or the gzip
+	// level 1..9; 0 = the codec's default.
+	CompressionLevel int `mapstructure:"compression_level"`
+	// Dictionary is "auto" (default: string and binary columns whose first
+	// row group has few distinct values relative to its rows), "all" (every
+	// string and binary column) or "none".
+	Dictionary string `mapstructure:"dictionary"`
+	// PageStatistics writes min/max statistics in every data page header
+	// (they cost about half the uncompressed throughput; column chunk
+	// statistics and the page index are written either way). Default false.
+	PageStatistics bool `mapstructure:"page_statistics"`
+	// OffsetColumn adds, after each datetimeoffset column, an INT16 column
+	// "<name>__offset_minutes" holding the value's original offset, so
+	// the local time can be rebuilt from the UTC-adjusted TIMESTAMP.
+	// Default true.
+	OffsetColumn *bool `mapstructure:"offset_column"`
+	// TimestampNanos stores datetime2(7), datetimeoffset(7) and time(7) with
+	// NANOS (keeping the 100 ns digit). TIMESTAMP NANOS covers only
+	// 1677-09-21 .. 2262-04-11: a value outside fails the run with a clear
+	// error; set false to store MICROS instead (the 100 ns digit is then
+	// lost, reported by the mapping). Default true.
+	TimestampNanos *bool `mapstructure:"timestamp_nanos"`
+	// MaxRows splits the output into numbered files (name.0001.parquet, ...)
+	// of at most this many rows. 0 = no limit.
+	MaxRows int64 `mapstructure:"max_rows"`
+	// MaxBytes starts a new numbered file once a file's committed row groups
+	// reach this many (compressed) bytes; files are cut at row-group
+	// boundaries, so choose row_group_bytes well below it. 0 = no limit.
+	MaxBytes int64 `mapstructure:"max_bytes"`
+	// Parallel is how many row groups are encoded and compressed at the same
+	// time, each by its own goroutine, while decoding fills the next batch.
+	// Memory is about (parallel+1) × row_group_bytes plus the compressed
+	// row groups in flight. Default: 1 on machines with up to 2 CPUs, else 2.
+	Parallel int `mapstructure:"parallel"`
+}
+
+// Defaults.
+const (
+	DefaultPath          = "out/"
+	DefaultRowGroupBytes = 128 << 20
+	DefaultPageBytes     = 256 << 10
+)
+
+// ParseConfig decodes options strictly, applies defaults and validates.
+func ParseConfig(options map[string]any) (Config, error) {
+	var c Config
+	if err := engine.DecodeOptions(options, &c); err != nil {
+		return c, fmt.Errorf("parquet: %w", err)
+	}
+	c.applyDefaults()
+	return c, c.Validate()
+}
+
+func (c *Config) applyDefaults() {
+	if c.Path == "" {
+		c.Path = DefaultPath
+	}
+	if c.RowGroupBytes == 0 {
+		c.RowGroupBytes = DefaultRowGroupBytes
+	}
+	if c.PageBytes == 0 {
+		c.PageBytes = DefaultPageBytes
+	}
+	c.Compression = strings.ToLower(c.Compression)
+	if c.Compression == "" {
+		c.Compression = "zstd"
+	}
+	if c.Dictionary == "" {
+		c.Dictionary = "auto"
+	}
+	if c.OffsetColumn == nil {
+		t := true
+		c.OffsetColumn = &t
+	}
+	if c.TimestampNanos == nil {
+		t := true
+		c.TimestampNanos = &t
+	}
+	if c.Parallel == 0 {
+		c.Parallel = 1
+		if runtime.GOMAXPROCS(0) > 2 {
+			c.Parallel = 2
+		}
+	}
+}
+
+// Validate checks a config (after defaults).
+func (c *Config) Validate() error {
+	if c.RowGroupBytes < 1<<10 || c.RowGroupBytes > 2<<30 {
+		return fmt.Errorf("parquet: row_group_bytes %d: use 1 KiB .. 2 GiB", c.RowGroupBytes)
+	}
+	if c.RowGroupRows < 0 || c.MaxRows < 0 || c.MaxBytes < 0 {
+		return fmt.Errorf("parquet: row_group_rows, max_rows and max_bytes must be >= 0 (0 = no limit)")
+	}
+	if c.PageBytes < 1<<10 || c.PageBytes > 64<<20 {
+		return fmt.Errorf("parquet: page_bytes %d: use 1 KiB .. 64 MiB", c.PageBytes)
+	}
+	switch c.Compression {
+	case "zstd":
+		if c.CompressionLevel < 0 || c.CompressionLevel > 4 {
+			return fmt.Errorf("parquet: compression_level %d: zstd takes 1..4 (0 = default)", c.CompressionLevel)
+		}
+	case "gzip":
+		if c.CompressionLevel < 0 || c.CompressionLevel > 9 {
+			return fmt.Errorf("parquet: compression_level %d: gzip takes 1..9 (0 = default)", c.CompressionLevel)
+		}
+	case "snappy", "none":
+	default:
+		return fmt.Errorf("parquet: compression %q: use \"zstd\", \"snappy\", \"gzip\" or \"none\"", c.Compression)
+	}
+	switch c.Dictionary {
+	case "auto", "all", "none":
+	default:
+		return fmt.Errorf("parquet: dictionary %q: use \"auto\", \"all\" or \"none\"", c.Dictionary)
+	}
+	if c.Parallel < 1 || c.Parallel > 64 {
+		return fmt.Errorf("parquet: parallel %d: use 1 .. 64", c.Parallel)
+	}
+	return nil
+}

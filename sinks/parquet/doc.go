@@ -1,0 +1,49 @@
+// Package parquet is the Parquet sink of tdsextract (issue 6, DESIGN.md §3
+// and §7), built on github.com/parquet-go/parquet-go.
+//
+// Data path: each cell call writes the value once into a typed batch the
+// sink owns (a uint64 per fixed-width value, a byte arena plus end offsets
+// for byte arrays, definition levels for nullable columns); nothing is
+// allocated per row or per cell and no parquet.Row is built. When a batch
+// reaches the row-group size (row_group_bytes, default 128 MiB, or
+// row_group_rows) it is handed to a goroutine that turns it, 8192 values at
+// a time, into parquet.Values pointing at the batch's bytes and writes them
+// with ColumnWriter.WriteRowValues into a ConcurrentRowGroupWriter, which
+// encodes and compresses the pages; finished row groups are committed to
+// the file in order by the sink's goroutine. Up to `parallel` row groups
+// are compressed at once while decoding fills the next batch.
+//
+// Memory bound: (parallel + 1) batches of about row_group_bytes each, plus
+// the compressed pages of the row groups in flight (at most their
+// uncompressed size) and one page buffer (page_bytes) per column per
+// encoding row group. With the defaults on a 2-core machine (parallel 1)
+// that is about 2 × 128 MiB plus the compressed output of one row group;
+// lower row_group_bytes for wide or LOB tables on small machines. A single
+// value larger than a row group is held whole (Parquet stores values
+// whole).
+//
+// Types (DESIGN.md §7): bit BOOLEAN; tinyint INT32 INT(8,false); smallint
+// INT32 INT(16,true); int INT32; bigint INT64; real FLOAT; float DOUBLE;
+// decimal(p,s) DECIMAL(p,s) as INT32 (p<=9), INT64 (p<=18) or big-endian
+// two's complement FIXED_LEN_BYTE_ARRAY of the minimal length for p;
+// money DECIMAL(19,4) FIXED_LEN_BYTE_ARRAY(9); smallmoney DECIMAL(10,4)
+// INT64; date DATE; time(7) TIME NANOS, time(0..6) TIME MICROS (not
+// UTC-adjusted); datetime2(7) TIMESTAMP NANOS, datetime2(0..6) MICROS,
+// datetime and smalldatetime MILLIS rounded as SQL Server shows them (all
+// not UTC-adjusted); datetimeoffset TIMESTAMP UTC-adjusted (NANOS for
+// scale 7) plus, by default, an INT16 column "<name>__offset_minutes"
+// right after it with the original offset; uniqueidentifier UUID (RFC
+// byte order); char/varchar/text/nchar/nvarchar/ntext/xml STRING; json
+// JSON; binary(n) and rowversion FIXED_LEN_BYTE_ARRAY(n); varbinary, image
+// and UDTs BYTE_ARRAY; vector LIST<FLOAT>; sql_variant STRING holding the
+// text of its base value. Columns keep the source's names and order;
+// nullable source columns are OPTIONAL, the others REQUIRED.
+//
+// TIMESTAMP NANOS covers 1677-09-21 .. 2262-04-11 only: a datetime2(7) or
+// datetimeoffset(7) value outside fails the run with an error naming the
+// column; set timestamp_nanos: false to store MICROS instead.
+//
+// Files are written under a temporary name next to the final one, fsynced
+// and renamed in Publish; Abort removes them. max_rows / max_bytes split
+// the output into numbered files name.0001.parquet, name.0002.parquet, ...
+package parquet

@@ -1,0 +1,232 @@
+package parquet
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine"
+)
+
+// cell is one value to drive into a sink as the decoder would.
+type cell struct {
+	kind  byte // 'n' null, 'b' bool, 'i' int, 'f' float64, 'r' float32, 'd' decimal, 'm' money, 'D' date, 't' time, 'T' datetime, 'o' dto, 'g' guid, 's' text, 'x' bytes, 'v' vector, 'V' variant
+	b     bool
+	i     int64
+	f     float64
+	dec   decode.Decimal
+	dt    decode.DateTime
+	dto   decode.DateTimeOffset
+	g     decode.GUID
+	s     string
+	x     []byte
+	vec   []float32
+	vti   decode.TypeInfo
+	inner *cell
+	raw   []byte
+}
+
+func drive(s decode.CellSink, col int, c *cell) {
+	switch c.kind {
+	case 'n':
+		s.Null(col)
+	case 'b':
+		s.Bool(col, c.b)
+	case 'i':
+		s.Int(col, c.i)
+	case 'f':
+		s.Float64(col, c.f)
+	case 'r':
+		s.Float32(col, float32(c.f))
+	case 'd':
+		s.Decimal(col, c.dec)
+	case 'm':
+		s.Money(col, c.i)
+	case 'D':
+		s.Date(col, int32(c.i))
+	case 't':
+		s.Time(col, c.i)
+	case 'T':
+		s.DateTime(col, c.dt)
+	case 'o':
+		s.DateTimeOffset(col, c.dto)
+	case 'g':
+		s.GUID(col, c.g)
+	case 's', 'x', 'v':
+		p := c.raw
+		switch {
+		case p != nil:
+		case c.kind == 's':
+			p = []byte(c.s)
+		case c.kind == 'x':
+			p = c.x
+		default:
+			for _, f := range c.vec {
+				p = binary.LittleEndian.AppendUint32(p, math.Float32bits(f))
+			}
+		}
+		c.raw = p
+		s.BeginValue(col, int64(len(p)))
+		half := len(p) / 2
+		if dst := s.Reserve(col, half*3); dst != nil {
+			copy(dst, p[:half])
+			s.Commit(col, half)
+		}
+		if half < len(p) {
+			s.Write(col, p[half:])
+		}
+		s.EndValue(col)
+	case 'V':
+		s.Variant(col, &c.vti)
+		drive(s, col, c.inner)
+	}
+}
+
+func ncol(name string, ti decode.TypeInfo) decode.Column {
+	return decode.Column{Name: name, Flags: decode.ColFlagNullable, Type: ti}
+}
+
+// writeTable runs rows through a new sink and publishes.
+func writeTable(t testing.TB, cfg Config, cols []decode.Column, rows [][]cell) engine.SinkStats {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Open(ctx, engine.ExtractInfo{Name: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Columns(cols, make([]decode.Mode, len(cols))); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		for i := range r {
+			drive(s, i, &r[i])
+		}
+		if err := s.EndRow(); err != nil {
+			_ = s.Abort(ctx)
+			t.Fatal(err)
+		}
+	}
+	st, err := s.Publish(ctx)
+	if err != nil {
+		_ = s.Abort(ctx)
+		t.Fatal(err)
+	}
+	return st
+}
+
+// readBack reads a file with apache/arrow-go's Parquet reader (an
+// independent implementation) and renders every value canonically.
+type readResult struct {
+	names   []string
+	logical []string // parquet logical type per leaf column
+	rows    [][]string
+	groups  int
+}
+
+func readBack(t testing.TB, path string) readResult {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatalf("arrow-go open: %v", err)
+	}
+	defer rdr.Close()
+	var res readResult
+	sc := rdr.MetaData().Schema
+	for i := 0; i < sc.NumColumns(); i++ {
+		c := sc.Column(i)
+		lt := "none"
+		if c.LogicalType() != nil {
+			lt = c.LogicalType().String()
+		}
+		res.logical = append(res.logical, c.Path()+" "+c.PhysicalType().String()+" "+lt)
+	}
+	res.groups = rdr.NumRowGroups()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatalf("arrow-go read: %v", err)
+	}
+	defer tbl.Release()
+	n := int(tbl.NumRows())
+	res.rows = make([][]string, n)
+	for ci := 0; ci < int(tbl.NumCols()); ci++ {
+		res.names = append(res.names, tbl.Schema().Field(ci).Name)
+		r := 0
+		for _, chunk := range tbl.Column(ci).Data().Chunks() {
+			for i := 0; i < chunk.Len(); i++ {
+				res.rows[r] = append(res.rows[r], arrowStr(chunk, i))
+				r++
+			}
+		}
+	}
+	return res
+}
+
+func arrowStr(a arrow.Array, i int) string {
+	if a.IsNull(i) {
+		return "NULL"
+	}
+	switch a := a.(type) {
+	case *array.Boolean:
+		return strconv.FormatBool(a.Value(i))
+	case *array.Uint8:
+		return "u8:" + strconv.Itoa(int(a.Value(i)))
+	case *array.Int16:
+		return "i16:" + strconv.Itoa(int(a.Value(i)))
+	case *array.Int32:
+		return strconv.FormatInt(int64(a.Value(i)), 10)
+	case *array.Int64:
+		return strconv.FormatInt(a.Value(i), 10)
+	case *array.Float32:
+		return "f32:" + strconv.FormatFloat(float64(a.Value(i)), 'g', -1, 32)
+	case *array.Float64:
+		return strconv.FormatFloat(a.Value(i), 'g', -1, 64)
+	case *array.Decimal128:
+		dt := a.DataType().(*arrow.Decimal128Type)
+		return fmt.Sprintf("dec(%d,%d):%s", dt.Precision, dt.Scale, a.Value(i).ToString(dt.Scale))
+	case *array.Decimal256:
+		dt := a.DataType().(*arrow.Decimal256Type)
+		return fmt.Sprintf("dec(%d,%d):%s", dt.Precision, dt.Scale, a.Value(i).ToString(dt.Scale))
+	case *array.Date32:
+		return "date:" + string(decode.AppendDateText(nil, int32(a.Value(i))+decode.DateFromCivil(1970, 1, 1)))
+	case *array.Time64:
+		return fmt.Sprintf("time(%s):%d", a.DataType().(*arrow.Time64Type).Unit, a.Value(i))
+	case *array.Timestamp:
+		dt := a.DataType().(*arrow.TimestampType)
+		return fmt.Sprintf("ts(%s,%s):%d", dt.Unit, dt.TimeZone, a.Value(i))
+	case *array.FixedSizeBinary:
+		return "fixed:" + hex.EncodeToString(a.Value(i))
+	case *array.String:
+		return a.Value(i)
+	case *array.Binary:
+		return "bin:" + hex.EncodeToString(a.Value(i))
+	case *array.List:
+		start, end := a.ValueOffsets(i)
+		var parts []string
+		for k := start; k < end; k++ {
+			parts = append(parts, arrowStr(a.ListValues(), int(k)))
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case array.ExtensionArray:
+		return arrowStr(a.Storage(), i)
+	}
+	return fmt.Sprintf("?%T:%s", a, a.ValueStr(i))
+}

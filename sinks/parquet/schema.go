@@ -1,0 +1,283 @@
+package parquet
+
+import (
+	"fmt"
+	"reflect"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/encoding"
+
+	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine"
+)
+
+// orderedGroup is a group node whose fields keep the order they were given
+// in: parquet.Group is a map and sorts its fields by name, but a table's
+// columns must keep the source order.
+type orderedGroup []pq.Field
+
+func (g orderedGroup) ID() int                     { return 0 }
+func (g orderedGroup) String() string              { return pq.NewSchema("", g).String() }
+func (g orderedGroup) Type() pq.Type               { return pq.Group{}.Type() }
+func (g orderedGroup) Optional() bool              { return false }
+func (g orderedGroup) Repeated() bool              { return false }
+func (g orderedGroup) Required() bool              { return true }
+func (g orderedGroup) Leaf() bool                  { return false }
+func (g orderedGroup) Fields() []pq.Field          { return g }
+func (g orderedGroup) Encoding() encoding.Encoding { return nil }
+func (g orderedGroup) Compression() compress.Codec { return nil }
+func (g orderedGroup) GoType() reflect.Type        { return reflect.TypeOf(map[string]any{}) }
+
+// namedField gives a node its name in the parent group.
+type namedField struct {
+	pq.Node
+	name string
+}
+
+func (f namedField) Name() string { return f.name }
+func (f namedField) Value(base reflect.Value) reflect.Value {
+	return base.MapIndex(reflect.ValueOf(f.name))
+}
+
+// kind is how the sink stores and writes one source column.
+type kind uint8
+
+const (
+	kBool kind = iota
+	kInt32
+	kInt64
+	kFloat
+	kDouble
+	kDecInt32
+	kDecInt64
+	kDecFixed
+	kMoneyInt64 // smallmoney: DECIMAL(10,4) INT64
+	kMoneyFixed // money: DECIMAL(19,4) FIXED_LEN_BYTE_ARRAY(9)
+	kDate
+	kTimeNanos
+	kTimeMicros
+	kTSNanos
+	kTSMicros
+	kTSMillis
+	kDTONanos
+	kDTOMicros
+	kUUID
+	kString
+	kBytes
+	kFixedBytes
+	kVector
+	kVariant
+)
+
+// isVar reports kinds stored in the byte arena.
+func (k kind) isVar() bool {
+	switch k {
+	case kDecFixed, kMoneyFixed, kUUID, kString, kBytes, kFixedBytes, kVector, kVariant:
+		return true
+	}
+	return false
+}
+
+// decimalBytes[p] is the minimal FIXED_LEN_BYTE_ARRAY length whose signed
+// range holds every DECIMAL(p, s) unscaled value (10^p - 1).
+var decimalBytes = func() [39]int {
+	var t [39]int
+	for p := 1; p <= 38; p++ {
+		// 10^p - 1 < 2^(8n-1)  <=>  p*log2(10) < 8n-1
+		for n := 1; n <= 16; n++ {
+			if float64(p)*3.321928094887362 < float64(8*n-1) {
+				t[p] = n
+				break
+			}
+		}
+	}
+	return t
+}()
+
+// colPlan is the mapping of one source column, decided once per result set.
+type colPlan struct {
+	kind     kind
+	optional bool
+	fixedLen int  // FIXED_LEN_BYTE_ARRAY length
+	leaf     int  // index of the column's (first) leaf
+	offset   bool // datetimeoffset with a companion offset column at leaf+1
+	node     pq.Node
+	target   string
+	lossy    string
+}
+
+func (s *Sink) plan(c *decode.Column) colPlan {
+	ti := &c.Type
+	p := colPlan{optional: c.Nullable() || c.Flags&decode.ColFlagNullableUnknown != 0}
+	nanos := *s.cfg.TimestampNanos
+	set := func(k kind, n pq.Node, target string) {
+		p.kind, p.node, p.target = k, n, target
+	}
+	switch ti.Type {
+	case decode.TypeBit, decode.TypeBitN:
+		set(kBool, pq.Leaf(pq.BooleanType), "BOOLEAN")
+	case decode.TypeInt1:
+		set(kInt32, pq.Uint(8), "INT32 (INT(8, unsigned))")
+	case decode.TypeInt2:
+		set(kInt32, pq.Int(16), "INT32 (INT(16, signed))")
+	case decode.TypeInt4:
+		set(kInt32, pq.Int(32), "INT32")
+	case decode.TypeInt8:
+		set(kInt64, pq.Int(64), "INT64")
+	case decode.TypeIntN:
+		switch ti.Size {
+		case 1:
+			set(kInt32, pq.Uint(8), "INT32 (INT(8, unsigned))")
+		case 2:
+			set(kInt32, pq.Int(16), "INT32 (INT(16, signed))")
+		case 4:
+			set(kInt32, pq.Int(32), "INT32")
+		default:
+			set(kInt64, pq.Int(64), "INT64")
+		}
+	case decode.TypeFlt4:
+		set(kFloat, pq.Leaf(pq.FloatType), "FLOAT")
+	case decode.TypeFlt8:
+		set(kDouble, pq.Leaf(pq.DoubleType), "DOUBLE")
+	case decode.TypeFltN:
+		if ti.Size == 4 {
+			set(kFloat, pq.Leaf(pq.FloatType), "FLOAT")
+		} else {
+			set(kDouble, pq.Leaf(pq.DoubleType), "DOUBLE")
+		}
+	case decode.TypeDecimalN, decode.TypeNumericN, decode.TypeDecimalLegacy, decode.TypeNumericLegacy:
+		prec, scale := int(ti.Precision), int(ti.Scale)
+		if prec < 1 || prec > 38 {
+			prec = 38
+		}
+		switch {
+		case prec <= 9:
+			set(kDecInt32, pq.Decimal(scale, prec, pq.Int32Type), fmt.Sprintf("DECIMAL(%d,%d) INT32", prec, scale))
+		case prec <= 18:
+			set(kDecInt64, pq.Decimal(scale, prec, pq.Int64Type), fmt.Sprintf("DECIMAL(%d,%d) INT64", prec, scale))
+		default:
+			p.fixedLen = decimalBytes[prec]
+			set(kDecFixed, pq.Decimal(scale, prec, pq.FixedLenByteArrayType(p.fixedLen)), fmt.Sprintf("DECIMAL(%d,%d) FIXED_LEN_BYTE_ARRAY(%d)", prec, scale, p.fixedLen))
+		}
+	case decode.TypeMoney4:
+		set(kMoneyInt64, pq.Decimal(4, 10, pq.Int64Type), "DECIMAL(10,4) INT64")
+	case decode.TypeMoney:
+		p.fixedLen = decimalBytes[19]
+		set(kMoneyFixed, pq.Decimal(4, 19, pq.FixedLenByteArrayType(p.fixedLen)), "DECIMAL(19,4) FIXED_LEN_BYTE_ARRAY(9)")
+	case decode.TypeMoneyN:
+		if ti.Size == 4 {
+			set(kMoneyInt64, pq.Decimal(4, 10, pq.Int64Type), "DECIMAL(10,4) INT64")
+		} else {
+			p.fixedLen = decimalBytes[19]
+			set(kMoneyFixed, pq.Decimal(4, 19, pq.FixedLenByteArrayType(p.fixedLen)), "DECIMAL(19,4) FIXED_LEN_BYTE_ARRAY(9)")
+		}
+	case decode.TypeDateN:
+		set(kDate, pq.Date(), "DATE")
+	case decode.TypeTimeN:
+		if ti.Scale >= 7 && nanos {
+			set(kTimeNanos, pq.TimeAdjusted(pq.Nanosecond, false), "TIME(NANOS, not UTC-adjusted)")
+		} else {
+			set(kTimeMicros, pq.TimeAdjusted(pq.Microsecond, false), "TIME(MICROS, not UTC-adjusted)")
+			if ti.Scale >= 7 {
+				p.lossy = "time(7) stored as MICROS (timestamp_nanos: false): the 100 ns digit is rounded away"
+			}
+		}
+	case decode.TypeDateTime, decode.TypeDateTim4:
+		set(kTSMillis, pq.TimestampAdjusted(pq.Millisecond, false), "TIMESTAMP(MILLIS, not UTC-adjusted)")
+	case decode.TypeDateTimeN:
+		set(kTSMillis, pq.TimestampAdjusted(pq.Millisecond, false), "TIMESTAMP(MILLIS, not UTC-adjusted)")
+	case decode.TypeDateTime2N:
+		if ti.Scale >= 7 && nanos {
+			set(kTSNanos, pq.TimestampAdjusted(pq.Nanosecond, false), "TIMESTAMP(NANOS, not UTC-adjusted)")
+		} else {
+			set(kTSMicros, pq.TimestampAdjusted(pq.Microsecond, false), "TIMESTAMP(MICROS, not UTC-adjusted)")
+			if ti.Scale >= 7 {
+				p.lossy = "datetime2(7) stored as MICROS (timestamp_nanos: false): the 100 ns digit is rounded away"
+			}
+		}
+	case decode.TypeDateTimeOffset:
+		if ti.Scale >= 7 && nanos {
+			set(kDTONanos, pq.TimestampAdjusted(pq.Nanosecond, true), "TIMESTAMP(NANOS, UTC-adjusted)")
+		} else {
+			set(kDTOMicros, pq.TimestampAdjusted(pq.Microsecond, true), "TIMESTAMP(MICROS, UTC-adjusted)")
+			if ti.Scale >= 7 {
+				p.lossy = "datetimeoffset(7) stored as MICROS (timestamp_nanos: false): the 100 ns digit is rounded away"
+			}
+		}
+		if *s.cfg.OffsetColumn {
+			p.offset = true
+			p.target += " + " + c.Name + "__offset_minutes INT16"
+		} else if p.lossy == "" {
+			p.lossy = "the original UTC offset is dropped (offset_column: false); only the instant is kept"
+		}
+	case decode.TypeGUID:
+		p.fixedLen = 16
+		set(kUUID, pq.UUID(), "FIXED_LEN_BYTE_ARRAY(16) UUID")
+	case decode.TypeJSON:
+		set(kString, pq.JSON(), "BYTE_ARRAY JSON")
+	case decode.TypeBigChar, decode.TypeBigVarChar, decode.TypeChar, decode.TypeVarChar, decode.TypeText,
+		decode.TypeNChar, decode.TypeNVarChar, decode.TypeNText, decode.TypeXML:
+		set(kString, pq.String(), "BYTE_ARRAY STRING")
+	case decode.TypeBigBinary, decode.TypeBinary:
+		if ti.Size >= 1 && ti.Size <= 8000 {
+			p.fixedLen = int(ti.Size)
+			set(kFixedBytes, pq.Leaf(pq.FixedLenByteArrayType(p.fixedLen)), fmt.Sprintf("FIXED_LEN_BYTE_ARRAY(%d)", p.fixedLen))
+		} else {
+			set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY")
+		}
+	case decode.TypeBigVarBinary, decode.TypeVarBinary, decode.TypeImage, decode.TypeUDT:
+		set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY")
+		if ti.Type == decode.TypeUDT {
+			p.target = "BYTE_ARRAY (" + ti.UDTName + " bytes; WKB when the engine selects STAsBinary())"
+		}
+	case decode.TypeVector:
+		set(kVector, pq.List(pq.Leaf(pq.FloatType)), "LIST<FLOAT>")
+	case decode.TypeVariant:
+		set(kVariant, pq.String(), "BYTE_ARRAY STRING (text of the base value)")
+		p.lossy = "sql_variant is written as the text of its base value; the base type is not kept"
+	default:
+		set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY (raw bytes of an unknown type)")
+	}
+	return p
+}
+
+// Mapping describes each column's Parquet type (the pre-flight report).
+func (s *Sink) Mapping(cols []decode.Column) []engine.ColumnMapping {
+	out := make([]engine.ColumnMapping, len(cols))
+	for i := range cols {
+		p := s.plan(&cols[i])
+		out[i] = engine.ColumnMapping{Target: p.target, Lossy: p.lossy != "", Why: p.lossy}
+		if p.kind == kTSNanos || p.kind == kDTONanos {
+			out[i].Why = "TIMESTAMP NANOS covers 1677-09-21 .. 2262-04-11 only: a value outside fails the run (set timestamp_nanos: false for MICROS)"
+		}
+	}
+	return out
+}
+
+// buildSchema builds the file schema in source column order; dict[i]
+// selects dictionary encoding for column i.
+func buildSchema(name string, cols []decode.Column, plans []colPlan, dict []bool) *pq.Schema {
+	var g orderedGroup
+	for i := range plans {
+		p := &plans[i]
+		n := p.node
+		if dict != nil && dict[i] {
+			n = pq.Encoded(n, &pq.RLEDictionary)
+		}
+		if p.optional {
+			n = pq.Optional(n)
+		} else {
+			n = pq.Required(n)
+		}
+		g = append(g, namedField{Node: n, name: cols[i].Name})
+		if p.offset {
+			var on pq.Node = pq.Int(16)
+			if p.optional {
+				on = pq.Optional(on)
+			}
+			g = append(g, namedField{Node: on, name: cols[i].Name + "__offset_minutes"})
+		}
+	}
+	return pq.NewSchema(name, g)
+}

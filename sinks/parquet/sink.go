@@ -1,0 +1,661 @@
+package parquet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	pqgzip "github.com/parquet-go/parquet-go/compress/gzip"
+	pqzstd "github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/sinks/internal/outfile"
+)
+
+func init() {
+	engine.Default.MustRegister(engine.Factory{
+		Name:        "parquet",
+		Description: "Parquet files (lossless types, zstd, row groups compressed in parallel, split into numbered files)",
+		New: func(options map[string]any) (engine.Sink, error) {
+			c, err := ParseConfig(options)
+			if err != nil {
+				return nil, err
+			}
+			return New(c)
+		},
+		Validate: func(options map[string]any) error {
+			_, err := ParseConfig(options)
+			return err
+		},
+	})
+}
+
+var (
+	_ engine.Sink   = (*Sink)(nil)
+	_ engine.Mapper = (*Sink)(nil)
+)
+
+// epochDays is 1970-01-01 as days since 0001-01-01 (Parquet DATE and
+// TIMESTAMP count from the Unix epoch).
+var epochDays = decode.DateFromCivil(1970, 1, 1)
+
+// colBuf is one column of a batch: values exactly as Parquet stores them,
+// written once by the cell calls.
+type colBuf struct {
+	colPlan
+	scale uint8
+	name  string
+	opt   bool
+	u64   []uint64 // fixed-width values (a placeholder for NULL)
+	def   []uint8  // 1 present, 0 NULL (optional columns only)
+	arena []byte   // variable-length and fixed-length byte values, back to back
+	off   []int    // end offset in arena of each row's value (var kinds)
+	aux   []int16  // datetimeoffset: the original offset in minutes
+}
+
+// batch is one row group being filled or encoded.
+type batch struct {
+	cols  []colBuf
+	rows  int64
+	bytes int64 // bytes of arena values
+	rg    *pq.ConcurrentRowGroupWriter
+	owner *pq.Writer
+	vals  []pq.Value
+	done  chan error
+}
+
+func (b *batch) reset() {
+	for i := range b.cols {
+		c := &b.cols[i]
+		c.u64, c.def, c.arena, c.off, c.aux = c.u64[:0], c.def[:0], c.arena[:0], c.off[:0], c.aux[:0]
+	}
+	b.rows, b.bytes = 0, 0
+}
+
+// Sink writes one extract as Parquet. It is driven from one goroutine
+// (engine.Sink); row groups are encoded and compressed by background
+// goroutines, at most Config.Parallel at a time.
+type Sink struct {
+	cfg   Config
+	info  engine.ExtractInfo
+	final string
+	split bool
+	codec compress.Codec
+
+	cols       []decode.Column
+	plans      []colPlan
+	started    bool
+	fixedBytes int64 // bytes per row of the fixed-width parts
+
+	fill     *batch
+	free     []*batch
+	inflight []*batch
+
+	files    outfile.Set
+	cur      *outfile.File
+	cnt      countWriter
+	w        *pq.Writer
+	dict     []bool
+	fileNo   int
+	fileRows int64
+	rotate   bool
+
+	rows, bytesOut int64
+
+	variant bool
+	vti     decode.TypeInfo
+	vstart  int
+
+	err error
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// New returns a Parquet sink for a config.
+func New(c Config) (*Sink, error) {
+	c.applyDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Sink{cfg: c, split: c.MaxRows > 0 || c.MaxBytes > 0}
+	switch c.Compression {
+	case "zstd":
+		// one core per row group: row groups are what run in parallel
+		s.codec = &pqzstd.Codec{Level: pqzstd.Level(c.CompressionLevel), Concurrency: 1}
+	case "gzip":
+		lvl := c.CompressionLevel
+		if lvl == 0 {
+			lvl = pqgzip.DefaultCompression
+		}
+		s.codec = &pqgzip.Codec{Level: lvl}
+	case "snappy":
+		s.codec = &pq.Snappy
+	default:
+		s.codec = &pq.Uncompressed
+	}
+	return s, nil
+}
+
+// Config returns the effective configuration.
+func (s *Sink) Config() Config { return s.cfg }
+
+// Open prepares the sink; files are created when the first row group is
+// written (or at Publish for an empty result).
+func (s *Sink) Open(ctx context.Context, info engine.ExtractInfo) error {
+	if info.Name == "" {
+		return errors.New("parquet: extract has no name")
+	}
+	s.info = info
+	s.final = outfile.ResolvePath(s.cfg.Path, info.Name, info.Schema, info.Table, ".parquet")
+	return nil
+}
+
+func (s *Sink) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// Columns plans the columns once per result set. A later result set of the
+// same extract must have the same columns and types.
+func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
+	if s.err != nil {
+		return s.err
+	}
+	for i := range modes {
+		modes[i] = decode.ModeValue
+	}
+	if s.started {
+		if len(cols) != len(s.cols) {
+			s.fail(fmt.Errorf("parquet: extract %q returned a second result set with different columns; give each query its own extract", s.info.Name))
+			return s.err
+		}
+		for i := range cols {
+			p := s.plan(&cols[i])
+			if cols[i].Name != s.cols[i].Name || p.kind != s.plans[i].kind || p.target != s.plans[i].target {
+				s.fail(fmt.Errorf("parquet: extract %q returned a second result set with different columns (column %d %q); give each query its own extract", s.info.Name, i+1, cols[i].Name))
+				return s.err
+			}
+		}
+		return nil
+	}
+	s.started = true
+	s.cols = append(s.cols[:0], cols...)
+	s.plans = make([]colPlan, len(cols))
+	leaf := 0
+	seen := map[string]bool{}
+	for i := range cols {
+		if seen[cols[i].Name] {
+			s.fail(fmt.Errorf("parquet: column name %q appears twice; alias the columns so every name is unique", cols[i].Name))
+			return s.err
+		}
+		seen[cols[i].Name] = true
+		p := s.plan(&cols[i])
+		p.leaf = leaf
+		leaf++
+		if p.offset {
+			leaf++
+		}
+		s.plans[i] = p
+		s.fixedBytes += 8 // one uint64 value or one arena offset per row
+		if p.offset {
+			s.fixedBytes += 2
+		}
+		if p.optional {
+			s.fixedBytes++
+		}
+	}
+	s.fill = s.newBatch()
+	return nil
+}
+
+func (s *Sink) newBatch() *batch {
+	b := &batch{cols: make([]colBuf, len(s.plans)), done: make(chan error, 1)}
+	for i := range s.plans {
+		b.cols[i] = colBuf{colPlan: s.plans[i], scale: s.cols[i].Type.Scale, name: s.cols[i].Name, opt: s.plans[i].optional}
+	}
+	return b
+}
+
+// ---- cell calls: each value is written once into the batch ----
+
+func (s *Sink) mismatch(col int, call string) {
+	name := "?"
+	if col >= 0 && col < len(s.cols) {
+		name = s.cols[col].Name
+	}
+	s.fail(fmt.Errorf("parquet: column %d %q: unexpected %s value for its planned type", col+1, name, call))
+}
+
+func (c *colBuf) present() {
+	if c.opt {
+		c.def = append(c.def, 1)
+	}
+}
+
+func (s *Sink) fixed(col int, v uint64) {
+	c := &s.fill.cols[col]
+	c.u64 = append(c.u64, v)
+	c.present()
+}
+
+func (s *Sink) endArena(c *colBuf) {
+	c.off = append(c.off, len(c.arena))
+	c.present()
+}
+
+// Null records NULL; a NULL in a column declared NOT NULL is an error.
+func (s *Sink) Null(col int) {
+	s.variant = false
+	c := &s.fill.cols[col]
+	if !c.opt {
+		s.fail(fmt.Errorf("parquet: NULL in column %q, which the source declared NOT NULL", c.name))
+		return
+	}
+	c.def = append(c.def, 0)
+	if c.kind.isVar() {
+		c.off = append(c.off, len(c.arena))
+	} else {
+		c.u64 = append(c.u64, 0)
+	}
+	if c.offset {
+		c.aux = append(c.aux, 0)
+	}
+}
+
+// Bool stores BOOLEAN.
+func (s *Sink) Bool(col int, v bool) {
+	switch s.fill.cols[col].kind {
+	case kBool:
+		var u uint64
+		if v {
+			u = 1
+		}
+		s.fixed(col, u)
+	case kVariant:
+		s.variantText(col, strconv.AppendBool(s.variantBuf(col), v))
+	default:
+		s.mismatch(col, "bool")
+	}
+}
+
+// Int stores INT32 or INT64.
+func (s *Sink) Int(col int, v int64) {
+	switch s.fill.cols[col].kind {
+	case kInt32, kInt64:
+		s.fixed(col, uint64(v))
+	case kVariant:
+		s.variantText(col, strconv.AppendInt(s.variantBuf(col), v, 10))
+	default:
+		s.mismatch(col, "integer")
+	}
+}
+
+// Float32 stores FLOAT.
+func (s *Sink) Float32(col int, v float32) {
+	switch s.fill.cols[col].kind {
+	case kFloat:
+		s.fixed(col, uint64(math.Float32bits(v)))
+	case kDouble:
+		s.fixed(col, math.Float64bits(float64(v)))
+	case kVariant:
+		s.variantText(col, decode.AppendFloat32Text(s.variantBuf(col), v))
+	default:
+		s.mismatch(col, "real")
+	}
+}
+
+// Float64 stores DOUBLE.
+func (s *Sink) Float64(col int, v float64) {
+	switch s.fill.cols[col].kind {
+	case kDouble:
+		s.fixed(col, math.Float64bits(v))
+	case kVariant:
+		s.variantText(col, decode.AppendFloat64Text(s.variantBuf(col), v))
+	default:
+		s.mismatch(col, "float")
+	}
+}
+
+// Decimal stores the unscaled value: INT32, INT64 or big-endian two's
+// complement FIXED_LEN_BYTE_ARRAY of the minimal length for the precision.
+func (s *Sink) Decimal(col int, v decode.Decimal) {
+	c := &s.fill.cols[col]
+	if c.kind == kVariant {
+		s.variantText(col, decode.AppendDecimalText(s.variantBuf(col), v))
+		return
+	}
+	if v.Scale != c.scale {
+		s.fail(fmt.Errorf("parquet: column %q: decimal value with scale %d in a column of scale %d", c.name, v.Scale, c.scale))
+		return
+	}
+	switch c.kind {
+	case kDecInt32, kDecInt64:
+		if v.Hi != 0 || v.Lo > math.MaxInt64 {
+			s.fail(fmt.Errorf("parquet: column %q: decimal value exceeds its precision", c.name))
+			return
+		}
+		x := int64(v.Lo)
+		if v.Neg {
+			x = -x
+		}
+		s.fixed(col, uint64(x))
+	case kDecFixed:
+		hi, lo := v.Hi, v.Lo
+		if v.Neg {
+			lo = ^lo + 1
+			hi = ^hi
+			if lo == 0 {
+				hi++
+			}
+		}
+		var be [16]byte
+		for i := 0; i < 8; i++ {
+			be[i] = byte(hi >> (56 - 8*i))
+			be[8+i] = byte(lo >> (56 - 8*i))
+		}
+		c.arena = append(c.arena, be[16-c.fixedLen:]...)
+		s.fill.bytes += int64(c.fixedLen)
+		s.endArena(c)
+	default:
+		s.mismatch(col, "decimal")
+	}
+}
+
+// Money stores DECIMAL(19,4) or DECIMAL(10,4).
+func (s *Sink) Money(col int, v int64) {
+	c := &s.fill.cols[col]
+	switch c.kind {
+	case kMoneyInt64:
+		s.fixed(col, uint64(v))
+	case kMoneyFixed:
+		var be [9]byte
+		if v < 0 {
+			be[0] = 0xFF
+		}
+		for i := 0; i < 8; i++ {
+			be[1+i] = byte(uint64(v) >> (56 - 8*i))
+		}
+		c.arena = append(c.arena, be[9-c.fixedLen:]...)
+		s.fill.bytes += int64(c.fixedLen)
+		s.endArena(c)
+	case kVariant:
+		s.variantText(col, decode.AppendMoneyText(s.variantBuf(col), v))
+	default:
+		s.mismatch(col, "money")
+	}
+}
+
+// Date stores DATE (days since 1970-01-01).
+func (s *Sink) Date(col int, days int32) {
+	switch s.fill.cols[col].kind {
+	case kDate:
+		s.fixed(col, uint64(int64(days-epochDays)))
+	case kVariant:
+		s.variantText(col, decode.AppendDateText(s.variantBuf(col), days))
+	default:
+		s.mismatch(col, "date")
+	}
+}
+
+// Time stores TIME NANOS or MICROS.
+func (s *Sink) Time(col int, ticks int64) {
+	switch s.fill.cols[col].kind {
+	case kTimeNanos:
+		s.fixed(col, uint64(ticks*100))
+	case kTimeMicros:
+		us := floorDiv(ticks+5, 10)
+		if us >= decode.TicksPerDay/10 {
+			us = decode.TicksPerDay/10 - 1
+		}
+		s.fixed(col, uint64(us))
+	case kVariant:
+		s.variantText(col, decode.AppendTimeText(s.variantBuf(col), ticks, s.vti.Scale))
+	default:
+		s.mismatch(col, "time")
+	}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// ticks100 is v as 100 ns ticks since the Unix epoch (fits int64 for every
+// SQL Server date: about ±3.2e18).
+func ticks100(v decode.DateTime) int64 {
+	return int64(v.Days-epochDays)*decode.TicksPerDay + v.Ticks
+}
+
+func (s *Sink) timestamp(col int, c *colBuf, v decode.DateTime, nanos, micros bool) bool {
+	t := ticks100(v)
+	switch {
+	case nanos:
+		if t > math.MaxInt64/100 || t < math.MinInt64/100 {
+			y, m, d := decode.CivilFromDate(v.Days)
+			s.fail(fmt.Errorf("parquet: column %q: %04d-%02d-%02d is outside TIMESTAMP NANOS (1677-09-21 .. 2262-04-11); set timestamp_nanos: false to store MICROS", c.name, y, m, d))
+			return false
+		}
+		s.fixed(col, uint64(t*100))
+	case micros:
+		s.fixed(col, uint64(floorDiv(t+5, 10)))
+	default: // millis, rounded as SQL Server shows datetime (.003, .007)
+		s.fixed(col, uint64(floorDiv(t+5000, 10000)))
+	}
+	return true
+}
+
+// DateTime stores TIMESTAMP (not UTC-adjusted).
+func (s *Sink) DateTime(col int, v decode.DateTime) {
+	c := &s.fill.cols[col]
+	switch c.kind {
+	case kTSNanos:
+		s.timestamp(col, c, v, true, false)
+	case kTSMicros:
+		s.timestamp(col, c, v, false, true)
+	case kTSMillis:
+		s.timestamp(col, c, v, false, false)
+	case kVariant:
+		s.variantText(col, decode.AppendDateTimeText(s.variantBuf(col), v, dateTimeScale(&s.vti)))
+	default:
+		s.mismatch(col, "datetime")
+	}
+}
+
+// DateTimeOffset stores the UTC instant (UTC-adjusted TIMESTAMP) and the
+// original offset in the companion column.
+func (s *Sink) DateTimeOffset(col int, v decode.DateTimeOffset) {
+	c := &s.fill.cols[col]
+	var ok bool
+	switch c.kind {
+	case kDTONanos:
+		ok = s.timestamp(col, c, v.UTC, true, false)
+	case kDTOMicros:
+		ok = s.timestamp(col, c, v.UTC, false, true)
+	case kVariant:
+		s.variantText(col, decode.AppendDateTimeOffsetText(s.variantBuf(col), v, s.vti.Scale))
+		return
+	default:
+		s.mismatch(col, "datetimeoffset")
+		return
+	}
+	if ok && c.offset {
+		c.aux = append(c.aux, v.OffsetMin)
+	}
+}
+
+// GUID stores UUID (RFC 4122 byte order, as decoded).
+func (s *Sink) GUID(col int, v decode.GUID) {
+	c := &s.fill.cols[col]
+	switch c.kind {
+	case kUUID:
+		c.arena = append(c.arena, v[:]...)
+		s.fill.bytes += 16
+		s.endArena(c)
+	case kVariant:
+		s.variantText(col, decode.AppendGUIDText(s.variantBuf(col), v))
+	default:
+		s.mismatch(col, "uniqueidentifier")
+	}
+}
+
+// Variant announces the base type of a sql_variant value, which is stored
+// as the text of that value.
+func (s *Sink) Variant(col int, ti *decode.TypeInfo) {
+	s.vti = *ti
+	s.variant = true
+}
+
+func (s *Sink) variantBuf(col int) []byte {
+	s.variant = false
+	return s.fill.cols[col].arena
+}
+
+func (s *Sink) variantText(col int, arena []byte) {
+	c := &s.fill.cols[col]
+	s.fill.bytes += int64(len(arena) - len(c.arena))
+	c.arena = arena
+	s.endArena(c)
+}
+
+func dateTimeScale(ti *decode.TypeInfo) uint8 {
+	switch ti.Type {
+	case decode.TypeDateTime:
+		return 3
+	case decode.TypeDateTim4:
+		return 0
+	case decode.TypeDateTimeN:
+		if ti.Size == 4 {
+			return 0
+		}
+		return 3
+	}
+	return ti.Scale
+}
+
+// BeginValue starts a variable-length value in the column's arena.
+func (s *Sink) BeginValue(col int, size int64) {
+	c := &s.fill.cols[col]
+	switch c.kind {
+	case kString, kBytes, kFixedBytes, kVector, kVariant:
+	default:
+		s.mismatch(col, "variable-length")
+	}
+	s.vstart = len(c.arena)
+	if size > 0 && size < 1<<30 && cap(c.arena)-len(c.arena) < int(size) {
+		c.arena = slices.Grow(c.arena, int(size))
+	}
+}
+
+// Reserve returns n bytes at the end of the column's arena.
+func (s *Sink) Reserve(col int, n int) []byte {
+	if n < 0 {
+		return nil
+	}
+	c := &s.fill.cols[col]
+	c.arena = slices.Grow(c.arena, n)
+	return c.arena[len(c.arena) : len(c.arena)+n]
+}
+
+// Commit keeps n bytes of the reserved space.
+func (s *Sink) Commit(col int, n int) {
+	c := &s.fill.cols[col]
+	c.arena = c.arena[:len(c.arena)+n]
+	s.fill.bytes += int64(n)
+}
+
+// Write appends a borrowed part.
+func (s *Sink) Write(col int, p []byte) {
+	c := &s.fill.cols[col]
+	c.arena = append(c.arena, p...)
+	s.fill.bytes += int64(len(p))
+}
+
+const hexDigits = "0123456789abcdef"
+
+// EndValue ends the value: binary(n) is checked (and zero-padded, as SQL
+// Server pads it), vector bytes checked to be whole float32s, a binary
+// sql_variant base value turned into hex text.
+func (s *Sink) EndValue(col int) {
+	c := &s.fill.cols[col]
+	n := len(c.arena) - s.vstart
+	switch c.kind {
+	case kFixedBytes:
+		if n > c.fixedLen {
+			s.fail(fmt.Errorf("parquet: column %q: %d-byte value in binary(%d)", c.name, n, c.fixedLen))
+			return
+		}
+		for ; n < c.fixedLen; n++ {
+			c.arena = append(c.arena, 0)
+			s.fill.bytes++
+		}
+	case kVector:
+		if n%4 != 0 {
+			s.fail(fmt.Errorf("parquet: column %q: vector value of %d bytes is not whole float32 elements", c.name, n))
+			return
+		}
+	case kVariant:
+		if s.variant && isBinary(s.vti.Type) {
+			c.arena = slices.Grow(c.arena, n)[:len(c.arena)+n]
+			j := len(c.arena) - 1
+			for i := s.vstart + n - 1; i >= s.vstart; i-- {
+				b := c.arena[i]
+				c.arena[j] = hexDigits[b&15]
+				c.arena[j-1] = hexDigits[b>>4]
+				j -= 2
+			}
+			s.fill.bytes += int64(n)
+		}
+		s.variant = false
+	}
+	s.endArena(c)
+}
+
+func isBinary(t byte) bool {
+	switch t {
+	case decode.TypeBigVarBinary, decode.TypeBigBinary, decode.TypeBinary, decode.TypeVarBinary, decode.TypeImage, decode.TypeUDT:
+		return true
+	}
+	return false
+}
+
+// EndRow counts the row and hands the batch to an encoder when it reaches
+// the row-group size.
+func (s *Sink) EndRow() error {
+	s.variant = false
+	if s.err != nil {
+		return s.err
+	}
+	b := s.fill
+	b.rows++
+	s.rows++
+	s.fileRows++
+	fileFull := s.cfg.MaxRows > 0 && s.fileRows >= s.cfg.MaxRows
+	if fileFull || b.bytes+b.rows*s.fixedBytes >= s.cfg.RowGroupBytes ||
+		(s.cfg.RowGroupRows > 0 && b.rows >= s.cfg.RowGroupRows) {
+		s.handoff()
+		if fileFull || s.rotate {
+			s.finishFile()
+		}
+	}
+	return s.err
+}

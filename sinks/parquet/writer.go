@@ -1,0 +1,354 @@
+package parquet
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	pq "github.com/parquet-go/parquet-go"
+
+	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/sinks/internal/outfile"
+)
+
+// valueChunk is how many parquet.Values an encoder builds before handing
+// them to a column writer (a reused slice: 8192 × 24 bytes).
+const valueChunk = 8192
+
+func (s *Sink) fileName(n int) string {
+	if !s.split {
+		return s.final
+	}
+	return outfile.Numbered(s.final, n, ".parquet")
+}
+
+// startFile opens the next file and its writer. The dictionary choice is
+// made from the first batch of the file (b may be empty).
+func (s *Sink) startFile(b *batch) error {
+	s.fileNo++
+	f, err := s.files.Create(s.fileName(s.fileNo))
+	if err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	s.cur = f
+	s.cnt = countWriter{w: f}
+	s.fileRows = b.rows
+	s.rotate = false
+	if s.dict == nil {
+		s.dict = chooseDictionary(s.cfg.Dictionary, b)
+	}
+	schema := buildSchema(s.info.Name, s.cols, s.plans, s.dict)
+	cfg, err := pq.NewWriterConfig(schema,
+		pq.PageBufferSize(s.cfg.PageBytes),
+		pq.Compression(s.codec),
+		pq.DataPageStatistics(s.cfg.PageStatistics),
+		pq.DictionaryMaxBytes(1<<20),
+		pq.CreatedBy("tdsextract", "", ""),
+	)
+	if err != nil {
+		return fmt.Errorf("parquet: writer config: %w", err)
+	}
+	s.w = pq.NewWriter(&s.cnt, cfg)
+	return nil
+}
+
+// chooseDictionary decides dictionary encoding per column: "all" for every
+// byte-array column, "auto" for those whose sample (the first up to 8192
+// values of the first row group) has at most one distinct value in 8.
+func chooseDictionary(mode string, b *batch) []bool {
+	d := make([]bool, len(b.cols))
+	if mode == "none" {
+		return d
+	}
+	for i := range b.cols {
+		c := &b.cols[i]
+		switch c.kind {
+		case kString, kBytes, kVariant:
+		default:
+			continue
+		}
+		if mode == "all" {
+			d[i] = true
+			continue
+		}
+		n := min(len(c.off), 8192)
+		if n < 64 {
+			continue
+		}
+		seen := make(map[string]struct{}, n/8+1)
+		start := 0
+		for r := 0; r < n && len(seen) <= n/8; r++ {
+			end := c.off[r]
+			if !c.opt || c.def[r] != 0 {
+				seen[string(c.arena[start:end])] = struct{}{}
+			}
+			start = end
+		}
+		d[i] = len(seen) <= n/8
+	}
+	return d
+}
+
+// handoff sends the filled batch to an encoder goroutine and makes a fresh
+// (recycled) batch current. At most Config.Parallel batches are encoding;
+// beyond that it waits for the oldest and commits it, so memory stays at
+// about (Parallel+1) batches.
+func (s *Sink) handoff() {
+	b := s.fill
+	if b.rows == 0 || s.err != nil {
+		return
+	}
+	if s.w == nil {
+		if err := s.startFile(b); err != nil {
+			s.fail(err)
+			return
+		}
+	}
+	for len(s.inflight) >= s.cfg.Parallel {
+		s.commitOldest()
+	}
+	if s.err != nil {
+		return
+	}
+	if b.owner != s.w {
+		b.rg = s.w.BeginRowGroup()
+		b.owner = s.w
+	}
+	go func() { b.done <- b.encode() }()
+	s.inflight = append(s.inflight, b)
+	if n := len(s.free); n > 0 {
+		s.fill = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		s.fill = s.newBatch()
+	}
+	// commit whatever already finished, releasing its memory early
+	for len(s.inflight) > 0 && s.err == nil {
+		select {
+		case err := <-s.inflight[0].done:
+			s.commit(err)
+		default:
+			return
+		}
+	}
+}
+
+func (s *Sink) commitOldest() {
+	s.commit(<-s.inflight[0].done)
+}
+
+// commit writes the oldest in-flight row group (already encoded) to the file.
+func (s *Sink) commit(encErr error) {
+	b := s.inflight[0]
+	s.inflight = s.inflight[1:]
+	if encErr != nil {
+		s.fail(fmt.Errorf("parquet: encode row group: %w", encErr))
+	} else if s.err == nil {
+		if _, err := b.rg.Commit(); err != nil {
+			s.fail(fmt.Errorf("parquet: write row group to %s: %w", s.cur.Final, err))
+		}
+	}
+	b.reset()
+	s.free = append(s.free, b)
+	if s.cfg.MaxBytes > 0 && s.cnt.n >= s.cfg.MaxBytes {
+		s.rotate = true
+	}
+}
+
+// finishFile commits everything and closes the current file (not yet
+// published). The next rows start a new numbered file.
+func (s *Sink) finishFile() {
+	s.handoff()
+	for len(s.inflight) > 0 {
+		s.commitOldest()
+	}
+	if s.w == nil || s.err != nil {
+		return
+	}
+	if err := s.w.Close(); err != nil {
+		s.fail(fmt.Errorf("parquet: close %s: %w", s.cur.Final, err))
+		return
+	}
+	if err := s.cur.Finish(); err != nil {
+		s.fail(fmt.Errorf("parquet: %w", err))
+		return
+	}
+	s.bytesOut += s.cnt.n
+	s.w, s.cur = nil, nil
+	s.fileRows = 0
+}
+
+// encode writes the batch into its row group's column writers (encoding
+// and compressing the pages). It runs on its own goroutine.
+func (b *batch) encode() (err error) {
+	defer func() {
+		// parquet-go reports some invariant violations by panicking; turn
+		// them into an error for this run rather than a crash.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("parquet-go: %v", r)
+		}
+	}()
+	cws := b.rg.ColumnWriters()
+	for i := range b.cols {
+		c := &b.cols[i]
+		if err := b.writeColumn(c, cws[c.leaf]); err != nil {
+			return fmt.Errorf("column %q: %w", c.name, err)
+		}
+		if c.offset {
+			if err := b.writeOffsets(c, cws[c.leaf+1]); err != nil {
+				return fmt.Errorf("column %q: %w", c.name+"__offset_minutes", err)
+			}
+		}
+	}
+	return b.rg.Flush()
+}
+
+func (b *batch) flushVals(w *pq.ColumnWriter) error {
+	if len(b.vals) == 0 {
+		return nil
+	}
+	_, err := w.WriteRowValues(b.vals)
+	b.vals = b.vals[:0]
+	return err
+}
+
+func (b *batch) writeColumn(c *colBuf, w *pq.ColumnWriter) error {
+	if b.vals == nil {
+		b.vals = make([]pq.Value, 0, valueChunk)
+	}
+	b.vals = b.vals[:0]
+	rows := int(b.rows)
+	start := 0
+	for r := 0; r < rows; r++ {
+		present := !c.opt || c.def[r] != 0
+		if c.kind == kVector {
+			end := c.off[r]
+			base := 0
+			if c.opt {
+				base = 1
+			}
+			switch {
+			case !present:
+				b.vals = append(b.vals, pq.Value{})
+			case end == start:
+				v := pq.Value{}
+				v.SetDefinitionLevel(base)
+				b.vals = append(b.vals, v)
+			default:
+				for k := start; k < end; k += 4 {
+					bits := uint32(c.arena[k]) | uint32(c.arena[k+1])<<8 | uint32(c.arena[k+2])<<16 | uint32(c.arena[k+3])<<24
+					v := pq.FloatValue(math.Float32frombits(bits))
+					v.SetDefinitionLevel(base + 1)
+					if k > start {
+						v.SetRepetitionLevel(1)
+					}
+					b.vals = append(b.vals, v)
+				}
+			}
+			start = end
+		} else if !present {
+			b.vals = append(b.vals, pq.Value{})
+			if c.kind.isVar() {
+				start = c.off[r]
+			}
+		} else {
+			var v pq.Value
+			switch c.kind {
+			case kBool:
+				v = pq.BooleanValue(c.u64[r] != 0)
+			case kInt32, kDecInt32, kDate:
+				v = pq.Int32Value(int32(c.u64[r]))
+			case kFloat:
+				v = pq.FloatValue(math.Float32frombits(uint32(c.u64[r])))
+			case kDouble:
+				v = pq.DoubleValue(math.Float64frombits(c.u64[r]))
+			case kDecFixed, kMoneyFixed, kUUID, kFixedBytes:
+				end := c.off[r]
+				v = pq.FixedLenByteArrayValue(c.arena[start:end])
+				start = end
+			case kString, kBytes, kVariant:
+				end := c.off[r]
+				v = pq.ByteArrayValue(c.arena[start:end])
+				start = end
+			default: // every INT64-backed kind
+				v = pq.Int64Value(int64(c.u64[r]))
+			}
+			if c.opt {
+				v.SetDefinitionLevel(1)
+			}
+			b.vals = append(b.vals, v)
+		}
+		if len(b.vals) >= valueChunk {
+			if err := b.flushVals(w); err != nil {
+				return err
+			}
+		}
+	}
+	return b.flushVals(w)
+}
+
+func (b *batch) writeOffsets(c *colBuf, w *pq.ColumnWriter) error {
+	b.vals = b.vals[:0]
+	k := 0
+	for r := 0; r < int(b.rows); r++ {
+		if c.opt && c.def[r] == 0 {
+			b.vals = append(b.vals, pq.Value{})
+		} else {
+			v := pq.Int32Value(int32(c.aux[k]))
+			if c.opt {
+				v.SetDefinitionLevel(1)
+			}
+			b.vals = append(b.vals, v)
+		}
+		k++
+		if len(b.vals) >= valueChunk {
+			if err := b.flushVals(w); err != nil {
+				return err
+			}
+		}
+	}
+	return b.flushVals(w)
+}
+
+// Publish writes the last row group, closes the file and renames every
+// file to its final name. An empty result set still gives a valid file
+// with the schema and no row groups; an extract without any result set
+// publishes nothing.
+func (s *Sink) Publish(ctx context.Context) (engine.SinkStats, error) {
+	if s.err != nil {
+		return engine.SinkStats{}, s.err
+	}
+	if s.started && s.w == nil && (s.fill.rows > 0 || len(s.files.Files) == 0) {
+		if err := s.startFile(s.fill); err != nil {
+			s.fail(err)
+		}
+	}
+	if s.w != nil {
+		s.finishFile()
+	}
+	if s.err != nil {
+		return engine.SinkStats{}, s.err
+	}
+	files, err := s.files.Publish()
+	if err != nil {
+		s.fail(fmt.Errorf("parquet: %w", err))
+		return engine.SinkStats{}, s.err
+	}
+	return engine.SinkStats{Rows: s.rows, Bytes: s.bytesOut, Files: files}, nil
+}
+
+// Abort waits for the encoders and removes every temporary file.
+func (s *Sink) Abort(ctx context.Context) error {
+	for len(s.inflight) > 0 {
+		<-s.inflight[0].done
+		s.inflight = s.inflight[1:]
+	}
+	s.w, s.cur = nil, nil
+	if s.err == nil {
+		s.err = fmt.Errorf("parquet: aborted")
+	}
+	if err := s.files.Abort(); err != nil {
+		return fmt.Errorf("parquet: abort: %w", err)
+	}
+	return nil
+}
