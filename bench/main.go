@@ -1,0 +1,559 @@
+// Command bench is tdsextract's A/B fetch harness (issue 7,
+// ../shared/docs/BENCHMARKS.md): it times tdsextract's fetch-and-decode path
+// against go-mssqldb (database/sql, scanning every column) and FreeTDS
+// (freebcp queryout to tmpfs) on the same test-server tables, in one
+// invocation, with a checksum over every decoded value that must match on
+// every leg, at least 9 repetitions with the first discarded, and legs
+// interleaved (A B C, C B A, ...).
+//
+// Modes: "memory" replays pre-recorded server bytes to both Go decoders
+// through an in-memory connection (decode alone); "loopback" reads from the
+// test server over TCP on 127.0.0.1. The raw leg only reads the same bytes
+// (a memmove in memory mode, a socket read on loopback): the ceiling.
+//
+//	go run ./bench -out bench/results/latest.json          # the standard set
+//	go run ./bench -shapes odbc5 -modes loopback -reps 15
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	mssql "github.com/microsoft/go-mssqldb"
+
+	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/tdsserver"
+)
+
+// Result is one leg of one shape and mode (the JSON schema of latest.json).
+type Result struct {
+	Shape        string    `json:"shape"`
+	Mode         string    `json:"mode"`
+	Leg          string    `json:"leg"`
+	Rows         int64     `json:"rows"`
+	WireBytes    int64     `json:"wire_bytes"`
+	Reps         int       `json:"reps"`
+	MedianMs     float64   `json:"median_ms"`
+	MinMs        float64   `json:"min_ms"`
+	MaxMs        float64   `json:"max_ms"`
+	RowsPerS     float64   `json:"rows_per_s"`
+	MBPerS       float64   `json:"mb_per_s"`
+	AllocsPerRow *float64  `json:"allocs_per_row,omitempty"`
+	Checksum     string    `json:"checksum"`
+	RatioToTDSX  *Ratio    `json:"ratio_vs_tdsextract,omitempty"`
+	AllMs        []float64 `json:"all_ms"`
+}
+
+// Ratio is this leg's time over tdsextract's, per interleaved pair.
+type Ratio struct {
+	OfMedians float64 `json:"of_medians"`
+	PairMed   float64 `json:"pair_median"`
+	PairMin   float64 `json:"pair_min"`
+	PairMax   float64 `json:"pair_max"`
+}
+
+// shapeRows are the standard row counts (odbc5: 200,000 as BENCHMARKS.md says).
+var shapeRows = map[string]int64{
+	"poc48": 200000, "odbc5": 200000, "wide601": 3000, "lob": 20000, "temporal": 200000, "lineitem": 200000,
+}
+
+type leg struct {
+	name string
+	// run performs one timed repetition and returns the elapsed time, rows,
+	// checksum and allocations made during the timed part (-1 unknown).
+	run func() (time.Duration, int64, string, int64, error)
+}
+
+func main() {
+	var (
+		out    = flag.String("out", "bench/results/latest.json", "JSON results file")
+		md     = flag.String("md", "", "also write the markdown table here")
+		shapes = flag.String("shapes", "poc48,odbc5,wide601,lob,temporal,lineitem", "shapes to run")
+		modes  = flag.String("modes", "memory,loopback", "memory, loopback")
+		reps   = flag.Int("reps", 9, "repetitions per leg (the first is discarded; at least 9)")
+		rowsF  = flag.Int64("rows", 0, "override the row count of every shape")
+		noBCP  = flag.Bool("no-freebcp", false, "skip the freebcp leg")
+	)
+	flag.Parse()
+	if *reps < 9 {
+		fmt.Fprintln(os.Stderr, "bench: -reps must be at least 9 (BENCHMARKS.md rule 5)")
+		os.Exit(2)
+	}
+	rows := map[string]int64{}
+	for s, n := range shapeRows {
+		if *rowsF > 0 {
+			n = *rowsF
+		}
+		rows["dbo."+s] = n
+	}
+	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}), Encryption: tdsserver.EncryptNotSup})
+	if err != nil {
+		fail(err)
+	}
+	defer srv.Close()
+
+	var results []Result
+	for _, shape := range strings.Split(*shapes, ",") {
+		for _, mode := range strings.Split(*modes, ",") {
+			rs, err := runShape(srv, shape, mode, *reps, !*noBCP)
+			if err != nil {
+				fail(fmt.Errorf("%s/%s: %w", shape, mode, err))
+			}
+			results = append(results, rs...)
+			printTable(os.Stderr, rs)
+		}
+	}
+	table := markdown(results)
+	fmt.Print(table)
+	if *md != "" {
+		_ = os.WriteFile(*md, []byte(table), 0o644)
+	}
+	if *out != "" {
+		_ = os.MkdirAll(filepath.Dir(*out), 0o755)
+		b, _ := json.MarshalIndent(results, "", "  ")
+		if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+			fail(err)
+		}
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench: FAILED:", err)
+	os.Exit(1)
+}
+
+const benchUser, benchPass = tdsserver.DefaultUser, tdsserver.DefaultPassword
+
+func engineConfig(addr string) engine.Config {
+	host, port, _ := net.SplitHostPort(addr)
+	var p int
+	fmt.Sscan(port, &p)
+	return engine.Config{Host: host, Port: p, Database: "sample", User: benchUser, Password: engine.Secret(benchPass),
+		Encrypt: engine.EncryptDisable, PacketSize: 32767}
+}
+
+func mssqlDSN(addr string) string {
+	return fmt.Sprintf("sqlserver://%s:%s@%s?database=sample&encrypt=disable&packet+size=32767", benchUser, benchPass, addr)
+}
+
+type memDialer struct{ sc *script }
+
+func (d memDialer) DialContext(context.Context, string, string) (net.Conn, error) {
+	return newReplayConn(d.sc), nil
+}
+
+func runShape(srv *tdsserver.Server, shape, mode string, reps int, withBCP bool) ([]Result, error) {
+	ctx := context.Background()
+	query := "SELECT * FROM dbo." + shape
+	addr := srv.Addr()
+	var legs []leg
+
+	// tdsextract
+	var tdsxConnect func() (*engine.Conn, error)
+	var mssqlConnector func() (*mssql.Connector, error)
+	var rawReply []byte
+	var wantText string
+	switch mode {
+	case "memory":
+		scT, err := record(addr, func(p string) error {
+			c, err := engine.Connect(ctx, engineConfig(p))
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			_, err = c.Query(ctx, engine.Query{SQL: query}, &sumSink{})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("recording tdsextract: %w", err)
+		}
+		scM, err := record(addr, func(p string) error {
+			db, err := sql.Open("sqlserver", mssqlDSN(p))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			_, _, _, err = scanAll(ctx, db, query)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("recording go-mssqldb: %w", err)
+		}
+		rawReply = scT.replies[len(scT.replies)-1]
+		if m := scM.replies[len(scM.replies)-1]; string(m) != string(rawReply) {
+			fmt.Fprintf(os.Stderr, "bench: note: %s replies differ between the clients' sessions (%d vs %d bytes)\n", shape, len(rawReply), len(m))
+		}
+		tdsxConnect = func() (*engine.Conn, error) {
+			cfg := engineConfig(addr)
+			cfg.Dialer = func(context.Context, string, string) (net.Conn, error) { return newReplayConn(scT), nil }
+			return engine.Connect(ctx, cfg)
+		}
+		mssqlConnector = func() (*mssql.Connector, error) {
+			c, err := mssql.NewConnector(mssqlDSN(addr))
+			if err != nil {
+				return nil, err
+			}
+			c.Dialer = memDialer{scM}
+			return c, nil
+		}
+		legs = append(legs, leg{"raw", func() (time.Duration, int64, string, int64, error) {
+			dst := make([]byte, 256<<10)
+			rc := newReplayConn(scT)
+			// Skip the login replies untimed: ask, then read the query reply.
+			for i := 0; i < len(scT.replies)-1; i++ {
+				rc.reply()
+				io.Copy(io.Discard, rc)
+			}
+			rc.reply()
+			t0 := time.Now()
+			var n int64
+			for {
+				k, err := rc.Read(dst)
+				n += int64(k)
+				if err != nil {
+					break
+				}
+			}
+			return time.Since(t0), -1, fmt.Sprintf("%d bytes", n), -1, nil
+		}})
+	case "loopback":
+		tdsxConnect = func() (*engine.Conn, error) { return engine.Connect(ctx, engineConfig(addr)) }
+		mssqlConnector = func() (*mssql.Connector, error) { return mssql.NewConnector(mssqlDSN(addr)) }
+		sc, err := record(addr, func(p string) error {
+			c, err := engine.Connect(ctx, engineConfig(p))
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			_, err = c.Query(ctx, engine.Query{SQL: query}, &sumSink{})
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		rawReply = sc.replies[len(sc.replies)-1]
+		// raw-server: replay tdsextract's own login and query to the test
+		// server and read the reply packets without decoding them: the
+		// ceiling of any client of this server on this machine.
+		legs = append(legs, leg{"raw-server", func() (time.Duration, int64, string, int64, error) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				return 0, 0, "", -1, err
+			}
+			defer c.Close()
+			buf := make([]byte, 64<<10)
+			for _, req := range sc.requests[:len(sc.requests)-1] {
+				if _, err := c.Write(req); err != nil {
+					return 0, 0, "", -1, err
+				}
+				if _, err := readMessage(c, buf); err != nil {
+					return 0, 0, "", -1, err
+				}
+			}
+			t0 := time.Now()
+			if _, err := c.Write(sc.requests[len(sc.requests)-1]); err != nil {
+				return 0, 0, "", -1, err
+			}
+			n, err := readMessage(c, buf)
+			return time.Since(t0), -1, fmt.Sprintf("%d bytes", n), -1, err
+		}})
+		rawLn, err := rawServer(rawReply)
+		if err != nil {
+			return nil, err
+		}
+		defer rawLn.Close()
+		legs = append(legs, leg{"raw", func() (time.Duration, int64, string, int64, error) {
+			c, err := net.Dial("tcp", rawLn.Addr().String())
+			if err != nil {
+				return 0, 0, "", -1, err
+			}
+			defer c.Close()
+			buf := make([]byte, 256<<10)
+			t0 := time.Now()
+			c.Write([]byte{1}) // go
+			var n int64
+			for {
+				k, err := c.Read(buf)
+				n += int64(k)
+				if err != nil {
+					break
+				}
+			}
+			return time.Since(t0), -1, fmt.Sprintf("%d bytes", n), -1, nil
+		}})
+		if withBCP && (shape == "odbc5" || shape == "poc48") {
+			// The expected text checksum, from an untimed tdsextract pass.
+			c, err := engine.Connect(ctx, engineConfig(addr))
+			if err != nil {
+				return nil, err
+			}
+			ts := &textSink{}
+			_, err = c.Query(ctx, engine.Query{SQL: query}, ts)
+			c.Close()
+			if err != nil {
+				return nil, err
+			}
+			wantText = fmt.Sprintf("text:%016x", ts.crc)
+			if l, ok := freebcpLeg(addr, query, ts.isFlt); ok {
+				legs = append(legs, l)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("unknown mode %q", mode)
+	}
+
+	legs = append([]leg{
+		{"tdsextract", func() (time.Duration, int64, string, int64, error) {
+			c, err := tdsxConnect()
+			if err != nil {
+				return 0, 0, "", 0, err
+			}
+			defer c.Close()
+			s := &sumSink{}
+			runtime.GC()
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			t0 := time.Now()
+			_, err = c.Query(ctx, engine.Query{SQL: query}, s)
+			d := time.Since(t0)
+			runtime.ReadMemStats(&m1)
+			return d, s.rows, fmt.Sprintf("%016x", s.crc), int64(m1.Mallocs - m0.Mallocs), err
+		}},
+		{"go-mssqldb", func() (time.Duration, int64, string, int64, error) {
+			conn, err := mssqlConnector()
+			if err != nil {
+				return 0, 0, "", 0, err
+			}
+			db := sql.OpenDB(conn)
+			defer db.Close()
+			sc, err := db.Conn(ctx) // connects (untimed) without sending a query
+			if err != nil {
+				return 0, 0, "", 0, err
+			}
+			defer sc.Close()
+			runtime.GC()
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			t0 := time.Now()
+			n, crc, _, err := scanAll(ctx, sc, query)
+			d := time.Since(t0)
+			runtime.ReadMemStats(&m1)
+			return d, n, fmt.Sprintf("%016x", crc), int64(m1.Mallocs - m0.Mallocs), err
+		}},
+	}, legs...)
+
+	type obs struct {
+		ms     []float64
+		rows   int64
+		sum    string
+		allocs []float64
+	}
+	res := make([]obs, len(legs))
+	for r := 0; r < reps; r++ {
+		order := make([]int, len(legs))
+		for i := range order {
+			order[i] = i
+		}
+		if r%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, i := range order {
+			d, n, sum, allocs, err := legs[i].run()
+			if err != nil {
+				return nil, fmt.Errorf("leg %s: %w", legs[i].name, err)
+			}
+			if r == 0 {
+				res[i].rows, res[i].sum = n, sum
+				continue // warm-up, discarded
+			}
+			if sum != res[i].sum || n != res[i].rows {
+				return nil, fmt.Errorf("leg %s: rep %d checksum %s/%d rows differs from %s/%d", legs[i].name, r, sum, n, res[i].sum, res[i].rows)
+			}
+			res[i].ms = append(res[i].ms, float64(d.Microseconds())/1000)
+			if allocs >= 0 && n > 0 {
+				res[i].allocs = append(res[i].allocs, float64(allocs)/float64(n))
+			}
+		}
+	}
+	// Checksum parity between the Go legs (and freebcp's text checksum
+	// against tdsextract's text pass).
+	if res[0].sum != res[1].sum || res[0].rows != res[1].rows {
+		return nil, fmt.Errorf("CHECKSUM MISMATCH: tdsextract %s (%d rows) vs go-mssqldb %s (%d rows)", res[0].sum, res[0].rows, res[1].sum, res[1].rows)
+	}
+	for i, l := range legs {
+		if l.name == "freebcp" && (res[i].sum != wantText || res[i].rows != res[0].rows) {
+			return nil, fmt.Errorf("CHECKSUM MISMATCH: freebcp %s (%d rows) vs tdsextract's text pass %s (%d rows)", res[i].sum, res[i].rows, wantText, res[0].rows)
+		}
+	}
+	rowsN := res[0].rows
+	var out []Result
+	for i, l := range legs {
+		o := res[i]
+		r := Result{Shape: shape, Mode: mode, Leg: l.name, Rows: rowsN, WireBytes: int64(len(rawReply)), Reps: len(o.ms),
+			MedianMs: median(o.ms), MinMs: slices.Min(o.ms), MaxMs: slices.Max(o.ms), Checksum: o.sum, AllMs: o.ms}
+		r.RowsPerS = float64(rowsN) / (r.MedianMs / 1000)
+		r.MBPerS = float64(len(rawReply)) / 1e6 / (r.MedianMs / 1000)
+		if len(o.allocs) > 0 {
+			a := median(o.allocs)
+			r.AllocsPerRow = &a
+		}
+		if i > 0 {
+			pr := make([]float64, len(o.ms))
+			for k := range o.ms {
+				pr[k] = o.ms[k] / res[0].ms[k]
+			}
+			r.RatioToTDSX = &Ratio{OfMedians: r.MedianMs / median(res[0].ms), PairMed: median(pr), PairMin: slices.Min(pr), PairMax: slices.Max(pr)}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// scanAll runs query through database/sql, scanning every column of every
+// row into interface values (what generic Go code does) and hashing them.
+func scanAll(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, query string) (int64, uint64, int, error) {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	kinds := kindsOf(cts)
+	vals := make([]any, len(cts))
+	ptrs := make([]any, len(cts))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var s sum
+	var n int64
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return n, 0, 0, err
+		}
+		for i, v := range vals {
+			if err := s.goValue(kinds[i], v); err != nil {
+				return n, 0, 0, fmt.Errorf("column %s: %w", cts[i].Name(), err)
+			}
+		}
+		s.row()
+		n++
+	}
+	return n, s.crc, len(cts), rows.Err()
+}
+
+// rawServer serves reply to every connection after one byte is received.
+func rawServer(reply []byte) (net.Listener, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var b [1]byte
+				if _, err := c.Read(b[:]); err != nil {
+					return
+				}
+				c.Write(reply)
+			}()
+		}
+	}()
+	return ln, nil
+}
+
+// freebcpLeg exports query with FreeTDS's freebcp to a file on tmpfs. Its
+// checksum is a text checksum compared against a tdsextract text pass.
+func freebcpLeg(addr, query string, isFlt []bool) (leg, bool) {
+	bin, err := exec.LookPath("freebcp")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: freebcp not installed; skipping the FreeTDS leg (apt-get install freetds-bin)")
+		return leg{}, false
+	}
+	dir := "/dev/shm"
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		dir = os.TempDir()
+	}
+	tmp, err := os.MkdirTemp(dir, "tdsx-bench-")
+	if err != nil {
+		return leg{}, false
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	conf := filepath.Join(tmp, "freetds.conf")
+	os.WriteFile(conf, []byte(fmt.Sprintf("[bench]\n\thost = %s\n\tport = %s\n\ttds version = 7.4\n\tencryption = off\n", host, port)), 0o644)
+	file := filepath.Join(tmp, "out.bcp")
+	return leg{"freebcp", func() (time.Duration, int64, string, int64, error) {
+		cmd := exec.Command(bin, query, "queryout", file, "-S", "bench", "-U", benchUser, "-P", benchPass, "-D", "sample", "-c", "-t", "\t", "-r", "\n")
+		cmd.Env = append(os.Environ(), "FREETDSCONF="+conf, "TDSVER=7.4")
+		t0 := time.Now()
+		outp, err := cmd.CombinedOutput()
+		d := time.Since(t0)
+		if err != nil {
+			return 0, 0, "", -1, fmt.Errorf("freebcp: %v: %s", err, outp)
+		}
+		n, crc, err := textFileSum(file, isFlt)
+		os.Remove(file)
+		return d, n, fmt.Sprintf("text:%016x", crc), -1, err
+	}}, true
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func printTable(w io.Writer, rs []Result) { fmt.Fprint(w, markdown(rs)) }
+
+func markdown(rs []Result) string {
+	var b strings.Builder
+	b.WriteString("| shape | mode | leg | rows | median ms | min ms | max ms | rows/s | MB/s | allocs/row | time vs tdsextract (median of pairs, min..max) | checksum |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	for _, r := range rs {
+		alloc := "-"
+		if r.AllocsPerRow != nil {
+			alloc = fmt.Sprintf("%.2f", *r.AllocsPerRow)
+		}
+		ratio := "1"
+		if r.RatioToTDSX != nil {
+			ratio = fmt.Sprintf("%.2f× (%.2f..%.2f)", r.RatioToTDSX.PairMed, r.RatioToTDSX.PairMin, r.RatioToTDSX.PairMax)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %.1f | %.1f | %.1f | %.0f | %.0f | %s | %s | %s |\n",
+			r.Shape, r.Mode, r.Leg, r.Rows, r.MedianMs, r.MinMs, r.MaxMs, r.RowsPerS, r.MBPerS, alloc, ratio, r.Checksum)
+	}
+	return b.String()
+}
+
+var _ = errors.New
+var _ = decode.TypeInt4

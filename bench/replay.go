@@ -1,0 +1,210 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// The in-memory mode: both Go decoders read the same pre-built bytes. A
+// recording proxy captures, once per client, the server's reply to each
+// client message (PRELOGIN, LOGIN7, the query); a replayConn then plays
+// those replies back from memory to a client that dials it, so the timed
+// part involves no network and no server.
+
+// script is the server's replies, one per client message, each a whole
+// TDS message (all its packets).
+type script struct {
+	replies  [][]byte
+	requests [][]byte // the client's messages, for replaying them to a server
+}
+
+// record runs client against a proxy in front of serverAddr and returns
+// the server's replies in order.
+func record(serverAddr string, client func(proxyAddr string) error) (*script, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	sc := &script{}
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		s, err := net.Dial("tcp", serverAddr)
+		if err != nil {
+			return
+		}
+		defer s.Close()
+		go func() { // client -> server, split into messages at EOM
+			var msg []byte
+			hdr := make([]byte, 8)
+			for {
+				if _, err := io.ReadFull(c, hdr); err != nil {
+					return
+				}
+				n := int(binary.BigEndian.Uint16(hdr[2:4]))
+				if n < 8 {
+					return
+				}
+				pkt := make([]byte, n)
+				copy(pkt, hdr)
+				if _, err := io.ReadFull(c, pkt[8:]); err != nil {
+					return
+				}
+				msg = append(msg, pkt...)
+				if hdr[1]&0x01 != 0 {
+					mu.Lock()
+					sc.requests = append(sc.requests, msg)
+					mu.Unlock()
+					msg = nil
+				}
+				if _, err := s.Write(pkt); err != nil {
+					return
+				}
+			}
+		}()
+		// server -> client, split into messages at EOM.
+		var msg []byte
+		hdr := make([]byte, 8)
+		for {
+			if _, err := io.ReadFull(s, hdr); err != nil {
+				return
+			}
+			n := int(binary.BigEndian.Uint16(hdr[2:4]))
+			pkt := make([]byte, n)
+			copy(pkt, hdr)
+			if _, err := io.ReadFull(s, pkt[8:]); err != nil {
+				return
+			}
+			msg = append(msg, pkt...)
+			if _, err := c.Write(pkt); err != nil {
+				return
+			}
+			if hdr[1]&0x01 != 0 {
+				mu.Lock()
+				sc.replies = append(sc.replies, msg)
+				mu.Unlock()
+				msg = nil
+			}
+		}
+	}()
+	cerr := client(ln.Addr().String())
+	ln.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if cerr != nil {
+		return nil, cerr
+	}
+	if len(sc.replies) < 3 {
+		return nil, errors.New("bench: recorded fewer than 3 server messages")
+	}
+	return sc, nil
+}
+
+// replayConn is a net.Conn that answers each complete client message with
+// the next recorded reply.
+type replayConn struct {
+	sc      *script
+	next    int
+	pending []byte // reply bytes not yet read
+	inHdr   [8]byte
+	inN     int // bytes of the current client packet header seen
+	inLeft  int // payload bytes of the current client packet still to come
+	closed  bool
+}
+
+func newReplayConn(sc *script) *replayConn { return &replayConn{sc: sc} }
+
+func (r *replayConn) Read(p []byte) (int, error) {
+	if len(r.pending) == 0 {
+		return 0, io.EOF // the client reads without having asked anything
+	}
+	n := copy(p, r.pending)
+	r.pending = r.pending[n:]
+	return n, nil
+}
+
+// Write consumes client packets; at each EOM the next reply is queued.
+func (r *replayConn) Write(p []byte) (int, error) {
+	total := len(p)
+	for len(p) > 0 {
+		if r.inLeft > 0 {
+			k := min(r.inLeft, len(p))
+			r.inLeft -= k
+			p = p[k:]
+			if r.inLeft == 0 && r.inHdr[1]&0x01 != 0 {
+				r.reply()
+			}
+			continue
+		}
+		k := copy(r.inHdr[r.inN:], p)
+		r.inN += k
+		p = p[k:]
+		if r.inN == 8 {
+			r.inN = 0
+			r.inLeft = int(binary.BigEndian.Uint16(r.inHdr[2:4])) - 8
+			if r.inLeft <= 0 {
+				r.inLeft = 0
+				if r.inHdr[1]&0x01 != 0 {
+					r.reply()
+				}
+			}
+		}
+	}
+	return total, nil
+}
+
+func (r *replayConn) reply() {
+	if r.next < len(r.sc.replies) {
+		r.pending = r.sc.replies[r.next]
+		r.next++
+	}
+}
+
+func (r *replayConn) Close() error                     { r.closed = true; return nil }
+func (r *replayConn) LocalAddr() net.Addr              { return replayAddr{} }
+func (r *replayConn) RemoteAddr() net.Addr             { return replayAddr{} }
+func (r *replayConn) SetDeadline(time.Time) error      { return nil }
+func (r *replayConn) SetReadDeadline(time.Time) error  { return nil }
+func (r *replayConn) SetWriteDeadline(time.Time) error { return nil }
+
+type replayAddr struct{}
+
+func (replayAddr) Network() string { return "memory" }
+func (replayAddr) String() string  { return "memory" }
+
+// readMessage reads packets from c until one with EOM and returns the
+// total bytes read.
+func readMessage(c net.Conn, buf []byte) (int64, error) {
+	var total int64
+	for {
+		if _, err := io.ReadFull(c, buf[:8]); err != nil {
+			return total, err
+		}
+		n := int(binary.BigEndian.Uint16(buf[2:4]))
+		if n < 8 || n > len(buf) {
+			return total, errors.New("bench: bad packet length")
+		}
+		if _, err := io.ReadFull(c, buf[8:n]); err != nil {
+			return total, err
+		}
+		total += int64(n)
+		if buf[1]&0x01 != 0 {
+			return total, nil
+		}
+	}
+}
