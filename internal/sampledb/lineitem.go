@@ -17,7 +17,16 @@ var lineCounts = [8]int{1, 2, 3, 4, 4, 5, 6, 7}
 // uses one, chosen by a hash of (seed, block). For each arrangement the
 // tables map a row within the block to its order and line number, and an
 // order to its first row, so locating a row costs one hash and two lookups.
-var lineBlocks = func() (t [64]struct{ order, line [32]uint8; first [9]uint8 }) {
+var lineBlocks = makeLineBlocks()
+
+// lineBlock is one arrangement: order (0..7) and line number (1..7) of each
+// of the 32 rows, and the first row of each order (first[8] = 32).
+type lineBlock struct {
+	order, line [32]uint8
+	first       [9]uint8
+}
+
+func makeLineBlocks() (t [64]lineBlock) {
 	h := uint64(0x11E17E)
 	for p := range t {
 		c := lineCounts
@@ -37,7 +46,7 @@ var lineBlocks = func() (t [64]struct{ order, line [32]uint8; first [9]uint8 }) 
 		t[p].first[8] = 32
 	}
 	return t
-}()
+}
 
 type lineLayout struct{ seed uint64 }
 

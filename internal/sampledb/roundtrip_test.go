@@ -131,3 +131,23 @@ func TestSampleProjection(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleBinaryPLPFraming checks the fast varbinary(max) encoder for
+// empty, one-chunk and multi-chunk values against decode.AppendValue.
+func TestSampleBinaryPLPFraming(t *testing.T) {
+	ti, _, err := parseSQLType("varbinary(max)", CollSQLLatin1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 1, 128, 7999, 8000, 8001, 20000} {
+		g := buildGen(&ti, vfn{bytes: func(dst []byte, _ int64, h uint64) []byte { return fillBytes(dst, h, n) }}, nil)
+		got := g.enc([]byte{0xAA}, 3, 99)
+		want, err := decode.AppendValue([]byte{0xAA}, &ti, g.val(3, 99))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes: fast %x... differs from generic %x...", n, got[:min(len(got), 24)], want[:min(len(want), 24)])
+		}
+	}
+}

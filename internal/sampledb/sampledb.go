@@ -15,6 +15,7 @@ type Config struct {
 	Seed int64
 	// Rows overrides row counts per table, keyed "schema.table" (or just
 	// "table" for schema dbo), case-insensitive, e.g. {"dbo.poc48": 1e9}.
+	// Negative counts are ignored.
 	Rows map[string]int64
 	// Database is the database name (default "sample").
 	Database string
@@ -179,15 +180,23 @@ func New(cfg Config) *DB {
 	if db.name == "" {
 		db.name = "sample"
 	}
-	rows := func(key string) int64 {
+	// Overrides by lower-case qualified name; "dbo.x" wins over "x".
+	over := map[string]int64{}
+	for _, qualified := range []bool{false, true} {
 		for k, v := range cfg.Rows {
 			k = strings.ToLower(k)
-			if !strings.Contains(k, ".") {
+			if strings.Contains(k, ".") != qualified || v < 0 {
+				continue
+			}
+			if !qualified {
 				k = "dbo." + k
 			}
-			if k == key && v >= 0 {
-				return v
-			}
+			over[k] = v
+		}
+	}
+	rows := func(key string) int64 {
+		if v, ok := over[key]; ok {
+			return v
 		}
 		n := DefaultRows[key]
 		if cfg.Scale > 0 && key != "dbo.type_matrix" {

@@ -548,3 +548,46 @@ func TestSampleEmptyParents(t *testing.T) {
 		t.Errorf("type_matrix scaled to %d rows", tb.Rows)
 	}
 }
+
+// TestSampleNullRates checks that nullable shape columns do hold some NULLs
+// (and keys none), so decoders' NULL paths are exercised.
+func TestSampleNullRates(t *testing.T) {
+	db := New(Config{Seed: 6, Rows: map[string]int64{"poc48": 2000, "odbc5": 2000, "wide601": 2000, "lob": 2000, "temporal": 2000}})
+	for _, name := range []string{"poc48", "odbc5", "wide601", "lob", "temporal"} {
+		tb, _ := db.Table("dbo", name)
+		nulls := make([]int, len(tb.Columns))
+		var row []any
+		n := min(tb.Rows, 2000)
+		for i := range n {
+			row = tb.Row(i, row)
+			for c, v := range row {
+				if v == nil {
+					nulls[c]++
+				}
+			}
+		}
+		for c := range tb.Columns {
+			isKey := c == tb.KeyColumn()
+			if isKey && nulls[c] != 0 {
+				t.Errorf("%s.%s: key has NULLs", name, tb.Columns[c].Name)
+			}
+			if !isKey && tb.Columns[c].Nullable() && (nulls[c] == 0 || nulls[c] > int(n)/4) {
+				t.Errorf("%s.%s: %d NULLs in %d rows", name, tb.Columns[c].Name, nulls[c], n)
+			}
+		}
+	}
+}
+
+func TestSampleVectorText(t *testing.T) {
+	for _, c := range []struct {
+		in   []float32
+		want string
+	}{
+		{[]float32{1, 2, 3}, "[1.0000000e+000,2.0000000e+000,3.0000000e+000]"},
+		{[]float32{-0.25, 0, 1e-10}, "[-2.5000000e-001,0.0000000e+000,1.0000000e-010]"},
+	} {
+		if got := VectorText(c.in); got != c.want {
+			t.Errorf("VectorText(%v) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
