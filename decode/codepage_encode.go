@@ -109,17 +109,80 @@ func encodeCodePage(dst []byte, cp int, s string) ([]byte, error) {
 		return dst, ErrUnknownCodePage
 	}
 	if cm, ok := enc.(*charmap.Charmap); ok {
-		start := len(dst)
-		for i, r := range s {
-			b, ok := cm.EncodeRune(r)
-			if !ok {
-				return dst[:start], &UnrepresentableError{CodePage: cp, Rune: r, Offset: i}
-			}
-			dst = append(dst, b)
-		}
-		return dst, nil
+		return encodeSBCS(dst, cp, cm, s)
 	}
 	return encodeMBCS(dst, cp, s)
+}
+
+// sbcsLow bounds the dense reverse tables of the single-byte code pages:
+// every character of theirs lies below it except a few symbols (€ U+20AC is
+// inside; ™ U+2122 too), which fall back to the x/text search.
+const sbcsLow = 0x2200
+
+// sbcsEncTable maps a rune below sbcsLow to its byte in one single-byte
+// code page, 0 if the code page has none (no non-ASCII rune maps to 0x00).
+type sbcsEncTable struct {
+	once sync.Once
+	tab  [sbcsLow]byte
+}
+
+// sbcsEnc holds the tables of 437, 850, 874 and 1250..1258, built on first
+// use.
+var sbcsEnc [12]sbcsEncTable
+
+func sbcsEncFor(cp int, cm *charmap.Charmap) *sbcsEncTable {
+	i := -1
+	switch {
+	case cp == 437:
+		i = 0
+	case cp == 850:
+		i = 1
+	case cp == 874:
+		i = 2
+	case cp >= 1250 && cp <= 1258:
+		i = 3 + cp - 1250
+	}
+	if i < 0 {
+		return nil
+	}
+	t := &sbcsEnc[i]
+	t.once.Do(func() {
+		for r := rune(0x80); r < sbcsLow; r++ {
+			if b, ok := cm.EncodeRune(r); ok && b >= 0x80 {
+				t.tab[r] = b
+			}
+		}
+	})
+	return t
+}
+
+// encodeSBCS encodes s into a single-byte code page: ASCII as is, other
+// characters through the dense table or, above it, x/text's own search.
+func encodeSBCS(dst []byte, cp int, cm *charmap.Charmap, s string) ([]byte, error) {
+	t := sbcsEncFor(cp, cm)
+	start := len(dst)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		var b byte
+		if t != nil && r < sbcsLow {
+			b = t.tab[r]
+		}
+		if b == 0 {
+			var ok bool
+			if b, ok = cm.EncodeRune(r); !ok {
+				return dst[:start], &UnrepresentableError{CodePage: cp, Rune: r, Offset: i}
+			}
+		}
+		dst = append(dst, b)
+		i += size
+	}
+	return dst, nil
 }
 
 // encodeMBCS runs a pooled x/text encoder over s, straight into dst's spare

@@ -516,7 +516,12 @@ func mismatch(ti *TypeInfo, v any) error {
 //     []byte; vector: []float32; sql_variant: Variant
 //
 // char(n), nchar(n) and binary(n) values are padded to the declared length
-// (spaces, UTF-16 spaces, zero bytes), as SQL Server sends them.
+// (spaces, UTF-16 spaces, zero bytes), as SQL Server sends them. Times are
+// rounded half up to what the type holds, as SQL Server converts them:
+// time(n) to n digits (a value that rounds to 24:00:00 wraps to 00:00:00),
+// datetime2(n) and datetimeoffset(n) to n digits carrying into the date,
+// datetime to 1/300 s, smalldatetime to the minute (29.999 s rounds up); a
+// rounding past the type's last day is an error.
 func AppendValue(dst []byte, ti *TypeInfo, v any) ([]byte, error) {
 	return EncodeOptions{}.AppendValue(dst, ti, v)
 }

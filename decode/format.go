@@ -258,7 +258,7 @@ func AppendDateTimeOffsetText(dst []byte, v DateTimeOffset, scale uint8) []byte 
 	} else {
 		dst = append(dst, '+')
 	}
-	dst = append2(dst, off/60%100)
+	dst = appendUintPad(dst, uint64(off/60), 2)
 	dst = append(dst, ':')
 	return append2(dst, off%60)
 }

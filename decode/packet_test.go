@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
@@ -309,17 +310,24 @@ func TestWireProtocolErrorFormat(t *testing.T) {
 // every decoder bounds what it allocates by the bytes it was given
 // (DESIGN.md §6), so a generous linear bound catches a length field trusted
 // for an allocation. It reads the runtime's cumulative heap-allocation
-// counter (runtime/metrics, no stop-the-world) around f.
+// counter (runtime/metrics, no stop-the-world) around f. The counter is
+// process-wide and flushed per span, so a measurement over the limit is
+// repeated: only a decoder that exceeds it three times in a row fails.
 func wireAllocCheck(t *testing.T, inputLen int, f func()) {
 	t.Helper()
+	limit := uint64(64*inputLen + 256<<10)
 	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(s)
-	before := s[0].Value.Uint64()
-	f()
-	metrics.Read(s)
-	if got, limit := s[0].Value.Uint64()-before, uint64(64*inputLen+256<<10); got > limit {
-		t.Fatalf("decoding %d bytes allocated %d bytes (limit %d)", inputLen, got, limit)
+	var got uint64
+	for try := 0; try < 3; try++ {
+		metrics.Read(s)
+		before := s[0].Value.Uint64()
+		f()
+		metrics.Read(s)
+		if got = s[0].Value.Uint64() - before; got <= limit {
+			return
+		}
 	}
+	t.Fatalf("decoding %d bytes allocated %d bytes (limit %d)", inputLen, got, limit)
 }
 
 func FuzzPacketHeader(f *testing.F) {
@@ -372,4 +380,49 @@ func FuzzPacketHeader(f *testing.F) {
 			}
 		})
 	})
+}
+
+func BenchmarkWireHeaderDecode(b *testing.B) {
+	pkt := Header{Type: PacketReply, Status: StatusEOM, Length: 4096, SPID: 51, PacketID: 1}.Append(nil)
+	var h Header
+	b.ReportAllocs()
+	b.SetBytes(HeaderLen)
+	for i := 0; i < b.N; i++ {
+		if err := h.Decode(pkt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkWireAppendMessage(b *testing.B) {
+	payload := make([]byte, 1<<20)
+	dst := make([]byte, 0, 2<<20)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(payload)))
+	for i := 0; i < b.N; i++ {
+		dst = AppendMessage(dst[:0], PacketBulkLoad, 0, 51, DefaultPacketSize, 1, payload)
+	}
+}
+
+// A client cancels a running request with a header-only ATTENTION packet
+// (MS-TDS 2.2.1.7, example 4.10).
+func ExampleAppendAttention() {
+	fmt.Printf("% x\n", AppendAttention(nil, 0))
+	// Output: 06 01 00 08 00 00 01 00
+}
+
+// A SQL batch is encoded once and split into packets of the negotiated
+// size; the receiver reassembles it with a MessageBuffer.
+func ExampleAppendMessage() {
+	payload := (&SQLBatch{OutstandingRequests: 1, SQL: "SELECT 1"}).Encode(nil)
+	stream := AppendMessage(nil, PacketSQLBatch, 0, 0, 4096, 1, payload)
+
+	var m MessageBuffer
+	done, err := m.AddPacket(stream)
+	var b SQLBatch
+	if err == nil && done {
+		err = b.Decode(m.Payload())
+	}
+	fmt.Println(len(stream), m.Packets(), b.SQL, err)
+	// Output: 46 1 SELECT 1 <nil>
 }

@@ -27,6 +27,7 @@ type benchShape struct {
 	nbc     bool
 	rows    int64
 	discard bool // nil sink: every column skipped
+	nop     bool // a sink whose methods do nothing: the cost of the calls alone
 }
 
 var benchShapes = []benchShape{
@@ -46,6 +47,9 @@ func (s benchShape) name() string {
 	}
 	if s.discard {
 		n += "/discard"
+	}
+	if s.nop {
+		n += "/nopsink"
 	}
 	return n
 }
@@ -72,10 +76,11 @@ func buildShape(tb testing.TB, s benchShape) (meta, rows []byte, ncols int) {
 // "flushed": a checksum is folded over every value and the buffers are
 // reused, so steady state allocates nothing.
 type colSink struct {
-	cols []sinkCol
-	row  int // row within the batch
-	rows int
-	sum  uint64
+	cols  []sinkCol
+	row   int // row within the batch
+	rows  int
+	bytes int // bytes in the arenas
+	sum   uint64
 }
 
 const sinkBatch = 1024
@@ -150,10 +155,12 @@ func (s *colSink) Reserve(col int, n int) []byte {
 func (s *colSink) Commit(col int, n int) {
 	c := &s.cols[col]
 	c.data = c.data[:len(c.data)+n]
+	s.bytes += n
 }
 func (s *colSink) Write(col int, p []byte) {
 	c := &s.cols[col]
 	c.data = append(c.data, p...)
+	s.bytes += len(p)
 }
 func (s *colSink) EndValue(col int) {
 	c := &s.cols[col]
@@ -166,11 +173,15 @@ func (s *colSink) EndRow() error {
 	s.row++
 	// Variable-length columns: rows without a value (NULL) repeat the
 	// previous end offset.
-	if s.row == sinkBatch {
+	if s.row == sinkBatch || s.big() {
 		s.flush()
 	}
 	return nil
 }
+
+// big reports a batch whose arenas passed 4 MiB: batches are bounded in
+// bytes as well as rows, as a real columnar writer's are.
+func (s *colSink) big() bool { return s.bytes > 4<<20 }
 
 // flush folds the batch into the checksum and resets it.
 func (s *colSink) flush() {
@@ -186,11 +197,34 @@ func (s *colSink) flush() {
 		}
 		c.data = c.data[:0]
 		c.valid = [sinkBatch / 64]uint64{}
-		c.offs = [sinkBatch + 1]int32{}
-		c.words = [sinkBatch]uint64{}
 	}
-	s.row = 0
+	s.row, s.bytes = 0, 0
 }
+
+// nopSink accepts every call and does nothing (Reserve declines, so the
+// decoder hands borrowed slices to Write).
+type nopSink struct{}
+
+func (nopSink) Columns([]decode.Column, []decode.Mode) error { return nil }
+func (nopSink) Null(int)                                     {}
+func (nopSink) Bool(int, bool)                               {}
+func (nopSink) Int(int, int64)                               {}
+func (nopSink) Float32(int, float32)                         {}
+func (nopSink) Float64(int, float64)                         {}
+func (nopSink) Decimal(int, decode.Decimal)                  {}
+func (nopSink) Money(int, int64)                             {}
+func (nopSink) Date(int, int32)                              {}
+func (nopSink) Time(int, int64)                              {}
+func (nopSink) DateTime(int, decode.DateTime)                {}
+func (nopSink) DateTimeOffset(int, decode.DateTimeOffset)    {}
+func (nopSink) GUID(int, decode.GUID)                        {}
+func (nopSink) Variant(int, *decode.TypeInfo)                {}
+func (nopSink) BeginValue(int, int64)                        {}
+func (nopSink) Reserve(int, int) []byte                      { return nil }
+func (nopSink) Commit(int, int)                              {}
+func (nopSink) Write(int, []byte)                            {}
+func (nopSink) EndValue(int)                                 {}
+func (nopSink) EndRow() error                                { return nil }
 
 // newBenchStream returns a Stream with the shape's columns decoded.
 func newBenchStream(tb testing.TB, meta []byte, sink decode.CellSink) *decode.Stream {
@@ -360,7 +394,8 @@ func threadCPU() int64 {
 //
 //	go test ./decode/ -run '^$' -bench 'StreamVsMemmove' -benchtime 40x
 func BenchmarkStreamVsMemmove(b *testing.B) {
-	for _, shape := range append(benchShapes, benchShape{table: "poc48", rows: 4096, discard: true}) {
+	for _, shape := range append(benchShapes, benchShape{table: "poc48", rows: 4096, discard: true},
+		benchShape{table: "poc48", rows: 4096, nop: true}) {
 		meta, rows, ncols := buildShape(b, shape)
 		b.Run(shape.name(), func(b *testing.B) {
 			runtime.LockOSThread()
@@ -370,10 +405,13 @@ func BenchmarkStreamVsMemmove(b *testing.B) {
 			if shape.discard {
 				s = newBenchStream(b, meta, nil)
 			}
+			if shape.nop {
+				s = newBenchStream(b, meta, nopSink{})
+			}
 			dst := make([]byte, len(rows))
 			nrows := decodeRows(b, s, rows) // warm up
 			copy(dst, rows)
-			var ratios []float64
+			ratios := make([]float64, 0, 1<<16)
 			var dec, mov int64
 			b.SetBytes(int64(len(rows)))
 			b.ReportAllocs()
@@ -406,6 +444,54 @@ func BenchmarkStreamVsMemmove(b *testing.B) {
 				b.ReportMetric(ratios[len(ratios)-1], "ratio-max")
 			}
 			_ = sink.sum
+		})
+	}
+}
+
+// BenchmarkStreamFastPathAB measures the row loop's inlined cases (A)
+// against decoding every cell through the general cell decoder (B), A B B A
+// interleaved on one thread in thread CPU time; it reports the median and
+// spread of the per-pair ratio B/A (above 1: the inlined cases pay).
+//
+//	go test ./decode/ -run '^$' -bench 'FastPathAB' -benchtime 40x
+func BenchmarkStreamFastPathAB(b *testing.B) {
+	for _, shape := range benchShapes {
+		if shape.table == "lob" || shape.table == "lob_nvarchar" {
+			continue // PLP values take the general path either way
+		}
+		meta, rows, _ := buildShape(b, shape)
+		b.Run(shape.name(), func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			sa, sb := &colSink{}, &colSink{}
+			a := newBenchStream(b, meta, sa)
+			decode.SetFastPaths(false)
+			bs := newBenchStream(b, meta, sb)
+			decode.SetFastPaths(true)
+			decodeRows(b, a, rows)
+			decodeRows(b, bs, rows)
+			ratios := make([]float64, 0, 1<<16)
+			for b.Loop() {
+				t0 := threadCPU()
+				decodeRows(b, a, rows)
+				t1 := threadCPU()
+				decodeRows(b, bs, rows)
+				t2 := threadCPU()
+				decodeRows(b, bs, rows)
+				t3 := threadCPU()
+				decodeRows(b, a, rows)
+				t4 := threadCPU()
+				ratios = append(ratios, float64((t2-t1)+(t3-t2))/float64((t1-t0)+(t4-t3)))
+			}
+			sort.Float64s(ratios)
+			b.ReportMetric(ratios[len(ratios)/2], "B/A-median")
+			b.ReportMetric(ratios[0], "B/A-min")
+			b.ReportMetric(ratios[len(ratios)-1], "B/A-max")
+			sa.flush()
+			sb.flush()
+			if sa.sum != sb.sum {
+				b.Fatalf("checksums differ: %x vs %x", sa.sum, sb.sum)
+			}
 		})
 	}
 }

@@ -431,7 +431,7 @@ func TestStreamFeatureExtAck(t *testing.T) {
 	}
 	_, err := feedStreamErr(StreamOptions{RequestedFeatures: []byte{FeatureJSONSupport}}, ack, 1000, nil)
 	var pe *ProtocolError
-	if !errors.As(err, &pe) || pe.Token != TokenFeatureExtAck {
+	if !errors.As(err, &pe) || pe.Token != TokenFeatureExtAck || pe.Offset != 1 {
 		t.Fatalf("unrequested ack: err = %v", err)
 	}
 }
@@ -566,5 +566,266 @@ func TestColMetadataCekTable(t *testing.T) {
 	}
 	if _, err := m.Decode(b[:2], false); err == nil {
 		// Without the feature the CekTable bytes are read as a column.
+	}
+}
+
+// allocSink is a sink that keeps values in reused storage (no allocation
+// once warm); with decline set it refuses Reserve, so the decoder's own
+// transcoding scratch is used.
+type allocSink struct {
+	buf     []byte
+	sum     uint64
+	decline bool
+}
+
+func (s *allocSink) Columns(cols []Column, modes []Mode) error { return nil }
+func (s *allocSink) Null(col int)                              { s.sum++ }
+func (s *allocSink) Bool(col int, v bool)                      { s.sum += 2 }
+func (s *allocSink) Int(col int, v int64)                      { s.sum += uint64(v) }
+func (s *allocSink) Float32(col int, v float32)                { s.sum += uint64(v) }
+func (s *allocSink) Float64(col int, v float64)                { s.sum += uint64(v) }
+func (s *allocSink) Decimal(col int, v Decimal)                { s.sum += v.Lo }
+func (s *allocSink) Money(col int, v int64)                    { s.sum += uint64(v) }
+func (s *allocSink) Date(col int, days int32)                  { s.sum += uint64(days) }
+func (s *allocSink) Time(col int, ticks int64)                 { s.sum += uint64(ticks) }
+func (s *allocSink) DateTime(col int, v DateTime)              { s.sum += uint64(v.Ticks) }
+func (s *allocSink) DateTimeOffset(col int, v DateTimeOffset)  { s.sum += uint64(v.OffsetMin) }
+func (s *allocSink) GUID(col int, v GUID)                      { s.sum += uint64(v[0]) }
+func (s *allocSink) Variant(col int, ti *TypeInfo)             { s.sum += uint64(ti.Type) }
+func (s *allocSink) BeginValue(col int, size int64)            { s.buf = s.buf[:0] }
+func (s *allocSink) Reserve(col int, n int) []byte {
+	if s.decline {
+		return nil
+	}
+	if cap(s.buf)-len(s.buf) < n {
+		nb := make([]byte, len(s.buf), 2*cap(s.buf)+n)
+		copy(nb, s.buf)
+		s.buf = nb
+	}
+	return s.buf[len(s.buf) : len(s.buf)+n]
+}
+func (s *allocSink) Commit(col int, n int)   { s.buf = s.buf[:len(s.buf)+n] }
+func (s *allocSink) Write(col int, p []byte) { s.sum += uint64(len(p)) }
+func (s *allocSink) EndValue(col int)        { s.sum += uint64(len(s.buf)) }
+func (s *allocSink) EndRow() error           { return nil }
+
+// Zero allocations per row for rows of every type (ROW and NBCROW, NULLs,
+// PLP in small chunks, code pages 1252/1251/932, UTF-8, UTF-16, variants),
+// also when the sink declines Reserve and when rows arrive in pieces.
+func TestStreamAllTypesNoAllocs(t *testing.T) {
+	payload, _, _ := allTypesStream(t, 7, false)
+	var meta ColMetadata
+	mn, err := meta.Decode(payload[1:], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, rows := payload[:1+mn], payload[1+mn:]
+	for _, decline := range []bool{false, true} {
+		sink := &allocSink{decline: decline}
+		s := NewStream(StreamOptions{})
+		s.SetSink(sink)
+		if _, ev, err := s.Next(head); err != nil || ev != EventColMetadata {
+			t.Fatal(ev, err)
+		}
+		buf := make([]byte, 0, 64<<10)
+		run := func(piece int) {
+			buf = buf[:0]
+			rest := rows
+			for {
+				n, _, err := s.Next(buf)
+				buf = buf[:copy(buf, buf[n:])]
+				if err == ErrNeedMore {
+					if len(rest) == 0 {
+						return
+					}
+					k := min(piece, len(rest))
+					buf, rest = append(buf, rest[:k]...), rest[k:]
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, piece := range []int{len(rows), 5} {
+			run(piece)
+			if a := testing.AllocsPerRun(5, func() { run(piece) }); a != 0 {
+				t.Fatalf("decline %v piece %d: %v allocations per pass", decline, piece, a)
+			}
+		}
+	}
+}
+
+// sql_variant with every base type (MS-TDS 2.2.5.5.4), encoded by
+// AppendValue and decoded back through DecodeCell.
+func TestCellVariantAllBaseTypes(t *testing.T) {
+	vals := []Variant{
+		{TypeInfo{Type: TypeInt1}, int64(255)},
+		{TypeInfo{Type: TypeBit}, true},
+		{TypeInfo{Type: TypeInt2}, int64(-32768)},
+		{TypeInfo{Type: TypeInt4}, int64(-1)},
+		{TypeInfo{Type: TypeInt8}, int64(1) << 62},
+		{TypeInfo{Type: TypeFlt4}, float32(2.5)},
+		{TypeInfo{Type: TypeFlt8}, -0.125},
+		{TypeInfo{Type: TypeMoney}, Money(-12345678)},
+		{TypeInfo{Type: TypeMoney4}, Money(-10000)},
+		{TypeInfo{Type: TypeDateTime}, DateTime{Days: days(2024, 2, 29), Ticks: 33333}},
+		{TypeInfo{Type: TypeDateTim4}, DateTime{Days: days(2000, 1, 1), Ticks: 600_000_000}},
+		{TypeInfo{Type: TypeGUID}, GUID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}},
+		{TypeInfo{Type: TypeDecimalN, Precision: 38, Scale: 10}, dec(false, 5, 7, 38, 10)},
+		{TypeInfo{Type: TypeNumericN, Precision: 9, Scale: 0}, dec(true, 0, 999999999, 9, 0)},
+		{TypeInfo{Type: TypeDateN}, Date(0)},
+		{TypeInfo{Type: TypeTimeN, Scale: 3}, Time(12_345_670_000)},
+		{TypeInfo{Type: TypeDateTime2N, Scale: 0}, DateTime{Days: 3652058, Ticks: 86399 * 10_000_000}},
+		{TypeInfo{Type: TypeDateTimeOffset, Scale: 7}, DateTimeOffset{UTC: DateTime{Days: 700000, Ticks: 1}, OffsetMin: -300}},
+		{TypeInfo{Type: TypeBigVarBinary, Size: 100}, []byte{0, 1, 2}},
+		{TypeInfo{Type: TypeBigBinary, Size: 3}, []byte{9, 8, 7}},
+		{TypeInfo{Type: TypeBigVarChar, Size: 100, Collation: cJapanese}, "日本語"},
+		{TypeInfo{Type: TypeBigChar, Size: 4, Collation: cCyrillic}, "Ёжик"},
+		{TypeInfo{Type: TypeNVarChar, Size: 100, Collation: cLatin1}, "x\U0001F600"},
+		{TypeInfo{Type: TypeNChar, Size: 4, Collation: cLatin1}, "ab"},
+	}
+	ti := TypeInfo{Type: TypeVariant, Size: 8009}
+	for _, v := range vals {
+		enc, err := AppendValue(nil, &ti, v)
+		if err != nil {
+			t.Fatalf("%#x: %v", v.Type.Type, err)
+		}
+		got, ok := decodeCell(t, ti, enc).(Variant)
+		if !ok || got.Type.Type != v.Type.Type || !reflect.DeepEqual(got.Value, v.Value) {
+			t.Fatalf("%#x: got %#v, want %#v", v.Type.Type, got, v)
+		}
+	}
+}
+
+// MS-TDS 4.4 login response, 4.18 SESSIONSTATE and 4.21 FEATUREEXTACK
+// through the Stream, re-split like every positive stream.
+func TestStreamSpecLoginResponses(t *testing.T) {
+	res := checkResplit(t, StreamOptions{}, specPayload(t, "4.4-login-response"))
+	want := []string{"EnvChange", "Info 5701 \"Changed database context to 'master'.\"", "EnvChange", "EnvChange",
+		"EnvChange", "Info 5703 \"Changed language setting to us_english.\"", "LoginAck", "Done 0xfd status=0x0 cmd=0x0 rows=0"}
+	if !reflect.DeepEqual(res.events, want) {
+		t.Fatalf("4.4 events %q", res.events)
+	}
+	res = checkResplit(t, StreamOptions{}, specPayload(t, "4.18-sessionstate"))
+	want = []string{"Done 0xfd status=0x1 cmd=0xbe rows=0", "SessionState", "Done 0xfd status=0x0 cmd=0xfd rows=0"}
+	if !reflect.DeepEqual(res.events, want) {
+		t.Fatalf("4.18 events %q", res.events)
+	}
+	req := []byte{FeatureSessionRecovery, FeatureColumnEncryption, FeatureGlobalTransactions, FeatureAzureSQLSupport}
+	payload := specPayload(t, "4.21-featureextack-azuresqlsupport")
+	res = checkResplit(t, StreamOptions{RequestedFeatures: req}, payload)
+	if n := len(res.events); n < 2 || res.events[n-2] != "FeatureExtAck" {
+		t.Fatalf("4.21 events %q", res.events)
+	}
+	// Without AZURESQLSUPPORT requested, its acknowledgement is an error.
+	if _, err := feedStreamErr(StreamOptions{RequestedFeatures: req[:3]}, payload, 512, nil); err == nil {
+		t.Fatal("4.21: ack of an unrequested feature accepted")
+	}
+}
+
+// MS-TDS 4.17 is malformed in the spec itself (a stray 00 after the
+// collation ENVCHANGE): the Stream meets token 0x00 and says so.
+func TestStreamSpec417Malformed(t *testing.T) {
+	raw := wireSpec(t, "4.17-featureextack-sessionrecovery-malformed")
+	payload := raw[HeaderLen:]
+	_, err := feedStreamErr(StreamOptions{RequestedFeatures: []byte{FeatureSessionRecovery}}, payload, 512, &Capture{})
+	var pe *ProtocolError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "unknown token 0x00") {
+		t.Fatalf("err = %v", err)
+	}
+	if pe.Offset <= 0 || int(pe.Offset) >= len(payload) || payload[pe.Offset] != 0 {
+		t.Fatalf("offset %d does not point at the stray byte", pe.Offset)
+	}
+}
+
+// Every token of the explicit token table through the Stream (MS-TDS
+// 2.2.7), re-split, with the decoded values checked.
+func TestStreamEveryToken(t *testing.T) {
+	cols := []Column{{Name: "a", Flags: ColFlagNullable, Type: TypeInfo{Type: TypeIntN, Size: 4}}}
+	var out []byte
+	out = LoginAck{Interface: 1, TDSVersion: 0x74000004, ProgName: "srv", ProgVersion: [4]byte{16, 0, 0x10, 0x01}}.Append(out)
+	out = EnvChange{Type: EnvDatabase, NewValue: "db", OldValue: "master"}.Append(out)
+	out = Message{Token: TokenInfo, Number: 5701, Class: 0, Text: "ctx", Server: "s", Line: 1}.Append(out)
+	out = FeatureExtAck{Features: []Feature{{ID: FeatureUTF8Support, Data: []byte{1}}}}.Append(out)
+	out = SessionState{SeqNo: 2, Status: 1, States: []SessionStateData{{ID: 9, Value: []byte{1, 2}}}}.Append(out)
+	out = FedAuthInfo{Options: []FedAuthInfoOpt{{ID: 1, Data: AppendUTF16LE(nil, "https://sts")}}}.Append(out)
+	out = SSPI{Data: []byte{0x4e, 0x54, 0x4c, 0x4d}}.Append(out)
+	out = AppendColMetadata(out, cols)
+	out = TabName{Tables: [][]string{{"dbo", "t"}}}.Append(out)
+	out = ColInfo{Columns: []ColProperty{{ColNum: 1, TableNum: 1}}}.Append(out)
+	out = Order{Columns: []uint16{1}}.Append(out)
+	out, _ = AppendNBCRow(out, cols, []any{nil})
+	out, _ = AppendRow(out, cols, []any{int64(-5)})
+	out = DataClassification{Labels: []SensitivityLabel{{Name: "L", ID: "l"}}, InfoTypes: []InformationType{{Name: "I", ID: "i"}},
+		Columns: [][]SensitivityProperty{{{LabelIndex: 0, InfoTypeIndex: 0}}}}.Append(out)
+	out = Done{Token: TokenDoneInProc, Status: DoneMore | DoneCount, CurCmd: 0xC1, RowCount: 2}.Append(out)
+	out = ReturnStatus{Value: -6}.Append(out)
+	rv := ReturnValue{Ordinal: 1, Name: "@out", Status: 1, Type: TypeInfo{Type: TypeNVarChar, Size: 20, Collation: cLatin1}}
+	rv.Value = AppendUShortUTF16(nil, "héllo")
+	out = rv.Append(out)
+	out = Message{Token: TokenError, Number: 50000, State: 1, Class: 16, Text: "boom", Server: "s", Proc: "p", Line: 3}.Append(out)
+	out = Done{Token: TokenDoneProc, Status: DoneError, CurCmd: 0xE0}.Append(out)
+
+	opts := StreamOptions{RequestedFeatures: []byte{FeatureUTF8Support}}
+	res := checkResplit(t, opts, out)
+	want := []string{"LoginAck", "EnvChange", "Info 5701 \"ctx\"", "FeatureExtAck", "SessionState", "FedAuthInfo", "SSPI",
+		"ColMetadata a:0x26", "TabName", "ColInfo", "Order", "Row", "Row", "DataClassification",
+		"Done 0xff status=0x11 cmd=0xc1 rows=2", "ReturnStatus -6", "ReturnValue", "Error 50000 \"boom\"", "Done 0xfe status=0x2 cmd=0xe0 rows=0"}
+	if !reflect.DeepEqual(res.events, want) {
+		t.Fatalf("events %q", res.events)
+	}
+	if !reflect.DeepEqual(res.sets[0], [][]any{{nil}, {int64(-5)}}) {
+		t.Fatalf("rows %#v", res.sets[0])
+	}
+	// The last token of each kind is kept in the Stream; the RETURNVALUE's
+	// value decodes through DecodeCell.
+	s := NewStream(opts)
+	buf := out
+	for len(buf) > 0 {
+		n, _, err := s.Next(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf = buf[n:]
+	}
+	if s.LoginAck.ProgName != "srv" || s.EnvChange.NewValue != "db" || string(s.SSPI.Data) != "NTLM" ||
+		len(s.Order.Columns) != 1 || s.TabName.Tables[0][1] != "t" || s.SessionState.SeqNo != 2 ||
+		s.ReturnStatus != -6 || s.Message.Text != "boom" || s.Rows != 2 || len(s.DataClassification.Labels) != 1 {
+		t.Fatalf("stream state %+v", s)
+	}
+	c := &Capture{}
+	c.Columns([]Column{{Type: s.ReturnValue.Type}}, []Mode{ModeValue})
+	if _, err := DecodeCell(s.ReturnValue.Value, &s.ReturnValue.Type, 0, c); err != nil || c.cur[0] != "héllo" || s.ReturnValue.Name != "@out" {
+		t.Fatalf("return value %#v %v", c.cur, err)
+	}
+}
+
+type columnsErrSink struct{ Capture }
+
+func (c *columnsErrSink) Columns([]Column, []Mode) error { return errors.New("no thanks") }
+
+// SetSink after COLMETADATA gives the new sink its Columns call at once; a
+// sink refusing the columns stops the stream.
+func TestStreamSetSinkLate(t *testing.T) {
+	cols := []Column{{Name: "a", Type: TypeInfo{Type: TypeIntN, Size: 8}}}
+	meta := AppendColMetadata(nil, cols)
+	row, _ := AppendRow(nil, cols, []any{int64(1) << 40})
+	s := NewStream(StreamOptions{})
+	if _, ev, err := s.Next(meta); err != nil || ev != EventColMetadata {
+		t.Fatal(ev, err)
+	}
+	c := &Capture{}
+	if err := s.SetSink(c); err != nil || c.Sets != 1 {
+		t.Fatalf("SetSink: %v, %d Columns calls", err, c.Sets)
+	}
+	if _, ev, err := s.Next(row); err != nil || ev != EventRow || c.Rows[0][0] != int64(1)<<40 {
+		t.Fatal(ev, err, c.Rows)
+	}
+	if err := s.SetSink(&columnsErrSink{}); err == nil {
+		t.Fatal("Columns error not returned")
+	}
+	if _, _, err := s.Next(row); err == nil || err.Error() != "no thanks" {
+		t.Fatalf("stream not stopped: %v", err)
 	}
 }

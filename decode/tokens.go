@@ -682,7 +682,8 @@ type ColInfo struct {
 	Columns []ColProperty
 }
 
-// Decode parses the token body.
+// Decode parses the token body, reusing c.Columns' storage (the previous
+// contents are overwritten).
 func (c *ColInfo) Decode(src []byte) (int, error) {
 	body, n, err := usLenToken(src)
 	if err != nil {

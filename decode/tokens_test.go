@@ -683,3 +683,27 @@ func wireNormalize(v any) any {
 	}
 	return reflect.ValueOf(v).Elem().Interface()
 }
+
+func BenchmarkWireDoneDecode(b *testing.B) {
+	src := Done{Token: TokenDone, Status: DoneCount, CurCmd: 0xC1, RowCount: 12345}.Append(nil)[1:]
+	var d Done
+	b.ReportAllocs()
+	b.SetBytes(int64(len(src) + 1))
+	for i := 0; i < b.N; i++ {
+		if _, err := d.Decode(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkWireEnvChangeDecode(b *testing.B) {
+	src := EnvChange{Type: EnvDatabase, NewValue: "tdsextract", OldValue: "master"}.Append(nil)[1:]
+	var e EnvChange
+	b.ReportAllocs()
+	b.SetBytes(int64(len(src) + 1))
+	for i := 0; i < b.N; i++ {
+		if _, err := e.Decode(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

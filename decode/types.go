@@ -32,7 +32,8 @@ const (
 	TypeDateTime2N     byte = 0x2A
 	TypeDateTimeOffset byte = 0x2B
 
-	// Legacy short types (USHORT length, still defined by the spec).
+	// Legacy short types (BYTELEN max length and value length, no collation,
+	// per the spec grammar; modern servers send the Big* forms instead).
 	TypeChar      byte = 0x2F
 	TypeVarChar   byte = 0x27
 	TypeBinary    byte = 0x2D
