@@ -13,6 +13,14 @@ import (
 
 // Conn is one TDS session. It runs one request at a time; it is not safe
 // for concurrent use (a second concurrent Query fails with ErrConnBusy).
+//
+// The read path: packets are read straight into one reusable buffer with
+// their 8-byte headers stripped on the way (a read may also take the next
+// header, so a packet costs about one read call), the decoder runs over the
+// buffered payload, and only when it needs more bytes does the session go
+// to the network (fill), which is the only place the request deadline is
+// involved (DESIGN.md §4, §5). The buffer is compacted when its tail gets
+// short and grows only up to the residency cap plus two packets.
 type Conn struct {
 	cfg       Config
 	raw       net.Conn // the TCP connection
@@ -113,6 +121,20 @@ func (c *Conn) fail(err error) error {
 
 // Broken reports whether the session was closed by a failure.
 func (c *Conn) Broken() bool { return c.broken != nil }
+
+// setRaw installs the TCP connection, metered (see meteredConn) when it is
+// a *net.TCPConn, and returns what was installed.
+func (c *Conn) setRaw(nc net.Conn) net.Conn {
+	c.raw = nc
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		if m, err := newMeteredConn(tc, &c.w.b); err == nil {
+			c.raw = m
+			c.w.metered = true
+		}
+	}
+	return c.raw
+}
 
 // initIO sets up the buffers for a new transport.
 func (c *Conn) initIO(transport net.Conn) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -110,7 +111,7 @@ func TestIntegrationEverySampleTable(t *testing.T) {
 		if tab.Rows > 50_000 {
 			continue // poc48 is read by the packet-size test
 		}
-		checkTable(t, c, tab)
+		t.Run(tab.FullName(), func(t *testing.T) { checkTable(t, c, tab) })
 		n++
 	}
 	if n < 10 {
@@ -368,9 +369,9 @@ func (s *sleepySink) EndRow() error {
 func TestIntegrationSlowConsumerNotCharged(t *testing.T) {
 	_, cfg := startServer(t, nil)
 	c := mustConnect(t, cfg)
-	// 20 sleeps of 50 ms = 1 s of consumer time against a 300 ms budget.
-	sink := &sleepySink{every: 100, sleep: 50 * time.Millisecond}
-	res, err := c.Query(context.Background(), Query{SQL: "SELECT TOP 2000 * FROM dbo.odbc5", Timeout: TimeoutOf(300 * time.Millisecond)}, sink)
+	// 20 sleeps of 60 ms = 1.2 s of consumer time against a 400 ms budget.
+	sink := &sleepySink{every: 100, sleep: 60 * time.Millisecond}
+	res, err := c.Query(context.Background(), Query{SQL: "SELECT TOP 2000 * FROM dbo.odbc5", Timeout: TimeoutOf(400 * time.Millisecond)}, sink)
 	if err != nil {
 		t.Fatalf("slow consumer was charged: %v", err)
 	}
@@ -384,7 +385,7 @@ func TestIntegrationStalledServerTimesOut(t *testing.T) {
 		s.Faults = tdsserver.Faults{StallAfterRows: 1000, Stall: 30 * time.Second, Table: "poc48"}
 	})
 	c := mustConnect(t, cfg)
-	const budget = 300 * time.Millisecond
+	const budget = time.Second
 	start := time.Now()
 	res, err := c.Query(context.Background(), Query{SQL: "SELECT * FROM dbo.poc48", Timeout: TimeoutOf(budget)}, &sleepySink{})
 	took := time.Since(start)
@@ -559,4 +560,89 @@ func TestIntegrationHostileLengthBounded(t *testing.T) {
 	if len(c.buf) > c.maxBuf {
 		t.Fatalf("buffer grew to %d", len(c.buf))
 	}
+}
+
+// TestIntegrationNamedInstance resolves a named instance through a fake SQL
+// Browser on loopback UDP, then logs in on the port it names.
+func TestIntegrationNamedInstance(t *testing.T) {
+	srv, cfg := startServer(t, nil)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no UDP on loopback: %v", err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, addr, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if n < 2 || buf[0] != 0x04 || string(buf[1:n-1]) != "SQLEXPRESS" {
+				continue
+			}
+			s := fmt.Sprintf("ServerName;H;InstanceName;SQLEXPRESS;IsClustered;No;Version;16.0;tcp;%d;;", srv.Port())
+			_, _ = pc.WriteTo(append([]byte{0x05, byte(len(s)), byte(len(s) >> 8)}, s...), addr)
+		}
+	}()
+	s := fmt.Sprintf(`Server=127.0.0.1\SQLEXPRESS;User ID=sa;Password=%s;Encrypt=true;Certificate=%s`, tdsserver.DefaultPassword, cfg.CAFile)
+	icfg, err := ParseConnString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	icfg.BrowserPort = pc.LocalAddr().(*net.UDPAddr).Port
+	c := mustConnect(t, icfg)
+	if c.port != srv.Port() {
+		t.Fatalf("port %d, want %d", c.port, srv.Port())
+	}
+}
+
+// failingSink fails EndRow at row n.
+type failingSink struct {
+	discardSink
+	n, at int
+}
+
+var errSinkTest = errors.New("sink: disk full")
+
+func (s *failingSink) EndRow() error {
+	s.n++
+	if s.n == s.at {
+		return errSinkTest
+	}
+	return nil
+}
+
+type columnsFail struct{ discardSink }
+
+func (columnsFail) Columns([]decode.Column, []decode.Mode) error { return errSinkTest }
+
+func TestIntegrationSinkErrorCancels(t *testing.T) {
+	srv, cfg := startServer(t, nil)
+	c := mustConnect(t, cfg)
+	res, err := c.Query(context.Background(), Query{SQL: "SELECT * FROM dbo.poc48", Timeout: TimeoutOf(time.Minute)}, &failingSink{at: 1000})
+	if !errors.Is(err, errSinkTest) || res.Rows != 999 {
+		t.Fatalf("err = %v, rows %d", err, res.Rows)
+	}
+	if srv.Stats().Attentions != 1 || c.Broken() {
+		t.Fatalf("attentions %d broken %v", srv.Stats().Attentions, c.Broken())
+	}
+	tab, _ := testDB.Table("dbo", "temporal")
+	checkTableTop(t, c, tab, 100)
+	// A sink that refuses the columns: the same, before any row.
+	res, err = c.Query(context.Background(), Query{SQL: "SELECT * FROM dbo.poc48", Timeout: TimeoutOf(time.Minute)}, &columnsFail{})
+	if !errors.Is(err, errSinkTest) || res.Rows != 0 || c.Broken() || srv.Stats().Attentions != 2 {
+		t.Fatalf("columns: err = %v, rows %d, broken %v", err, res.Rows, c.Broken())
+	}
+	checkTableTop(t, c, tab, 100)
+	// An exhausted budget fails a connect at once.
+	if _, _, err := ConnectWithin(context.Background(), cfg, TimeoutOf(0)); !errors.As(err, new(*TimeoutError)) {
+		t.Fatalf("exhausted connect: %v", err)
+	}
+	// Busy: a Conn runs one request at a time.
+	c.busy.Store(true)
+	if _, err := c.Query(context.Background(), Query{SQL: "SELECT 1"}, nil); !errors.Is(err, ErrConnBusy) {
+		t.Fatalf("busy: %v", err)
+	}
+	c.busy.Store(false)
 }

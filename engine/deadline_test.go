@@ -179,9 +179,9 @@ func TestDeadlineChargesOnlyNetworkWaits(t *testing.T) {
 	if got := c.w.b.remaining; got != 100*time.Millisecond {
 		t.Fatalf("remaining %v, want 100ms", got)
 	}
-	// The kept deadline expired during each consumer pause and was re-armed
-	// once per pause: 1 + 3 arms, not one per read.
-	if fc.sets != 4 {
+	// Armed once, then re-armed once after each of the first two consumer
+	// pauses (the kept deadline had expired meanwhile).
+	if fc.sets != 3 {
 		t.Fatalf("%d deadline sets", fc.sets)
 	}
 	err := c.fill(false)
@@ -317,3 +317,70 @@ type eofConn struct{ net.Conn }
 
 func (eofConn) Read([]byte) (int, error)        { return 0, io.EOF }
 func (eofConn) SetReadDeadline(time.Time) error { return nil }
+
+// TestMeteredConnChargesOnlyWaits runs over a real loopback TCP pair: a
+// read served from bytes the kernel already holds charges nothing (not
+// even a clock read: the budget stays exactly the same); a read that waits
+// is charged at least the time it waited.
+func TestMeteredConnChargesOnlyWaits(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback TCP: %v", err)
+	}
+	defer ln.Close()
+	srvc := make(chan net.Conn, 1)
+	go func() {
+		sc, err := ln.Accept()
+		if err == nil {
+			srvc <- sc
+		}
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := <-srvc
+	defer sc.Close()
+	c := &Conn{maxBuf: 1 << 20}
+	c.initIO(c.setRaw(nc))
+	defer c.Close()
+	if !c.w.metered {
+		t.Fatal("a *net.TCPConn must be metered")
+	}
+	c.w.start(TimeoutOf(time.Minute))
+	if _, err := sc.Write(packet([]byte("hello"), false)); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the bytes are in the client's kernel buffer, outside any read.
+	time.Sleep(50 * time.Millisecond)
+	before := c.w.b.remaining
+	if err := c.fill(false); err != nil {
+		t.Fatal(err)
+	}
+	if c.w.b.remaining != before {
+		t.Fatalf("a read that did not wait was charged %v", before-c.w.b.remaining)
+	}
+	time.Sleep(100 * time.Millisecond) // consumer time: never charged
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_, _ = sc.Write(packet([]byte(" world"), false))
+	}()
+	before = c.w.b.remaining
+	for c.wpos < 11 {
+		if err := c.fill(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	charged := before - c.w.b.remaining
+	if charged < 50*time.Millisecond || charged > 30*time.Second {
+		t.Fatalf("a read that waited ~100ms was charged %v", charged)
+	}
+	// Exhausted budget: the next read that must wait fails at once.
+	c.w.start(TimeoutOf(0))
+	if string(c.buf[:c.wpos]) != "hello world" {
+		t.Fatalf("payload %q", c.buf[:c.wpos])
+	}
+	if err := c.fill(false); !isTimeout(err) {
+		t.Fatalf("exhausted budget: %v", err)
+	}
+}

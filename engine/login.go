@@ -113,10 +113,8 @@ func connectOnce(ctx context.Context, cfg Config, routedFrom string) (c *Conn, e
 	if err != nil {
 		return nil, &NetError{Op: "dial", Err: err}
 	}
-	if tc, ok := raw.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
-	}
-	c = &Conn{cfg: cfg, raw: raw, port: port, routedFrom: routedFrom}
+	c = &Conn{cfg: cfg, port: port, routedFrom: routedFrom}
+	raw = c.setRaw(raw)
 	c.cancelTimeout = cfg.CancelTimeout
 	if c.cancelTimeout <= 0 {
 		c.cancelTimeout = DefaultCancelTimeout

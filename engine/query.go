@@ -230,7 +230,10 @@ func (c *Conn) readResponse(q *Query, sink decode.CellSink, res *Result) error {
 			if d.Status&decode.DoneCount != 0 {
 				res.RowCounts = append(res.RowCounts, int64(d.RowCount))
 			}
-			if d.Status&decode.DoneMore == 0 && d.Token != decode.TokenDoneInProc {
+			// The response ends with a DONE (batch) or DONEPROC (RPC)
+			// without DONE_MORE, at the end of the server's message; should
+			// the message go on, so does the response.
+			if d.Status&decode.DoneMore == 0 && d.Token != decode.TokenDoneInProc && c.msgDone() && c.r == c.wpos {
 				return nil
 			}
 			if c.w.interrupt.pending() {
@@ -260,6 +263,7 @@ func (c *Conn) drainToAttnAck() error {
 	if err := s.SetSink(&c.discard); err != nil {
 		return err
 	}
+	attnSeen := false
 	for {
 		n, ev, err := s.Next(c.buf[c.r:c.wpos])
 		c.r += n
@@ -273,6 +277,9 @@ func (c *Conn) drainToAttnAck() error {
 			return err
 		}
 		if ev == decode.EventDone && s.Done.Status&decode.DoneAttn != 0 {
+			attnSeen = true
+		}
+		if attnSeen && c.msgDone() && c.r == c.wpos {
 			s.Reset()
 			return nil
 		}

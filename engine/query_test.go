@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/tdsextract/tdsextract/decode"
 )
@@ -32,12 +34,12 @@ func memResponse(t testing.TB, rows int, done bool) []byte {
 
 // bufferedSession is a session whose read buffer already holds payload and
 // whose socket has nothing more to give (a fakeConn in fake time).
-func bufferedSession(t *testing.T, tm Timeout, payload []byte, more ...step) (*Conn, *fakeConn) {
+func bufferedSession(t *testing.T, tm Timeout, payload []byte, eom bool, more ...step) (*Conn, *fakeConn) {
 	c, fc, _ := newFakeSession(t, tm, more...)
 	c.cancelTimeout = time.Second
 	c.stream = decode.NewStream(decode.StreamOptions{})
 	c.wpos = copy(c.buf, payload)
-	c.inMsg, c.eom = true, false
+	c.inMsg, c.eom = true, eom
 	return c, fc
 }
 
@@ -45,7 +47,7 @@ func bufferedSession(t *testing.T, tm Timeout, payload []byte, more ...step) (*C
 // already buffered are delivered and a response that is complete in the
 // buffer succeeds; only a read that has to wait times out.
 func TestExhaustedBudgetServesBufferedRows(t *testing.T) {
-	c, fc := bufferedSession(t, TimeoutOf(0), memResponse(t, 50, true))
+	c, fc := bufferedSession(t, TimeoutOf(0), memResponse(t, 50, true), true)
 	var cap decode.Capture
 	res := &Result{}
 	c.w.start(TimeoutOf(0))
@@ -57,7 +59,7 @@ func TestExhaustedBudgetServesBufferedRows(t *testing.T) {
 		t.Fatalf("rows %d, reads %d, deadline sets %d", res.Rows, fc.reads, fc.sets)
 	}
 
-	c, fc = bufferedSession(t, TimeoutOf(0), memResponse(t, 50, false))
+	c, fc = bufferedSession(t, TimeoutOf(0), memResponse(t, 50, false), false)
 	cap = decode.Capture{}
 	res = &Result{}
 	c.w.start(TimeoutOf(0))
@@ -100,7 +102,7 @@ func TestLazyDeadlineNotPerRow(t *testing.T) {
 }
 
 // TestReadLoopZeroAllocsPerRow: the read loop allocates nothing per row
-// (allocations for 20000 rows equal those for 2000).
+// (allocations for 100000 rows equal those for 1000).
 func TestReadLoopZeroAllocsPerRow(t *testing.T) {
 	run := func(rows int) float64 {
 		body := memResponse(t, rows, true)
@@ -125,9 +127,12 @@ func TestReadLoopZeroAllocsPerRow(t *testing.T) {
 			}
 		})
 	}
-	small, large := run(2000), run(20000)
-	if large > small {
-		t.Fatalf("allocations grow with rows: %v for 2000 rows, %v for 20000", small, large)
+	// 1 more allocation is tolerated: AllocsPerRun counts the whole
+	// process, and other tests' servers may still be winding down. One per
+	// row would be 99,000 more.
+	small, large := run(1000), run(100000)
+	if large > small+1 {
+		t.Fatalf("allocations grow with rows: %v for 1000 rows, %v for 100000", small, large)
 	}
 }
 
@@ -143,7 +148,7 @@ func (s *checksumSinkT) Write(col int, p []byte)                          { s.su
 // TestCancelFlagBetweenRows: a cancellation seen between buffered rows stops
 // the loop without any network read.
 func TestCancelFlagBetweenRows(t *testing.T) {
-	c, fc := bufferedSession(t, NoTimeout, memResponse(t, 50, true))
+	c, fc := bufferedSession(t, NoTimeout, memResponse(t, 50, true), true)
 	sink := &countSink{after: 10, fire: func() { c.w.interrupt.flag.Store(true) }}
 	c.stream.SetSink(sink)
 	res := &Result{}
@@ -166,4 +171,61 @@ func (s *countSink) EndRow() error {
 		s.fire()
 	}
 	return nil
+}
+
+// TestBuildRPC decodes the sp_executesql request the engine builds.
+func TestBuildRPC(t *testing.T) {
+	c := &Conn{}
+	ti4 := decode.TypeInfo{Type: decode.TypeIntN, Size: 4}
+	when := time.Date(2024, 2, 29, 12, 30, 0, 0, time.UTC)
+	q := Query{SQL: "SELECT @a, @b, @p3, @d, @e, @f, @g, @h", Params: []Param{
+		{Name: "a", Value: 42},
+		{Name: "@b", Value: "héllo"},
+		{Value: nil},
+		{Name: "d", Value: int64(7), Type: &ti4},
+		{Name: "e", Value: []byte{1, 2, 3}},
+		{Name: "f", Value: when},
+		{Name: "g", Value: decode.Decimal{Lo: 12345, Scale: 2, Precision: 10}},
+		{Name: "h", Value: 2.5},
+	}}
+	c.txn = 0x0102030405060708
+	payload, err := c.buildRequest(&q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r decode.RPCRequest
+	if err := r.Decode(payload); err != nil {
+		t.Fatal(err)
+	}
+	if r.ProcID != decode.ProcIDExecuteSQL || r.TxnDescriptor != c.txn || len(r.Params) != 10 {
+		t.Fatalf("rpc %+v", r)
+	}
+	// @params: USHORT byte length, then UTF-16LE.
+	v := r.Params[1].Value
+	u := make([]uint16, (len(v)-2)/2)
+	for i := range u {
+		u[i] = binary.LittleEndian.Uint16(v[2+2*i:])
+	}
+	wantDecl := "@a bigint, @b nvarchar(4000), @p3 nvarchar(4000), @d int, @e varbinary(8000), @f datetimeoffset(7), @g decimal(10,2), @h float"
+	if got := string(utf16.Decode(u)); got != wantDecl {
+		t.Fatalf("declaration %q, want %q", got, wantDecl)
+	}
+	names := []string{"", "", "@a", "@b", "@p3", "@d", "@e", "@f", "@g", "@h"}
+	for i, p := range r.Params {
+		if p.Name != names[i] {
+			t.Errorf("param %d name %q, want %q", i, p.Name, names[i])
+		}
+	}
+	if _, err := c.buildRequest(&Query{SQL: "x", Params: []Param{{Value: struct{}{}}}}); err == nil {
+		t.Fatal("unsupported type accepted")
+	}
+	if _, err := c.buildRequest(&Query{SQL: "x", Params: []Param{{Value: uint64(1 << 63)}}}); err == nil {
+		t.Fatal("bigint overflow accepted")
+	}
+	// Without parameters: a SQLBatch carrying the transaction descriptor.
+	payload, _ = c.buildRequest(&Query{SQL: "SELECT 1"})
+	var b decode.SQLBatch
+	if err := b.Decode(payload); err != nil || b.SQL != "SELECT 1" || b.TxnDescriptor != c.txn {
+		t.Fatalf("batch %+v %v", b, err)
+	}
 }

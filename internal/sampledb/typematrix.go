@@ -69,8 +69,13 @@ func variantSamples() []decode.Variant {
 		if err != nil {
 			panic(err)
 		}
-		if t.Type == decode.TypeTimeN || t.Type == decode.TypeDateTime2N || t.Type == decode.TypeDateTimeOffset {
-			return t
+		switch t.Type {
+		case decode.TypeBigVarChar, decode.TypeBigChar, decode.TypeNVarChar, decode.TypeNChar, decode.TypeBigVarBinary, decode.TypeBigBinary:
+		default:
+			// In a sql_variant only character and binary base types carry
+			// a maximum length in their properties (MS-TDS 2.2.5.5.4);
+			// the others have no declared size, as the decoder reports.
+			t.Size = 0
 		}
 		return t
 	}
