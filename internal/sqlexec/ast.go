@@ -17,6 +17,8 @@ type selectStmt struct {
 	GroupBy  []expr
 	Having   expr
 	OrderBy  []orderItem
+	Offset   expr // OFFSET n ROWS (nil when absent)
+	Fetch    expr // FETCH NEXT m ROWS ONLY (nil when absent)
 }
 
 type selectItem struct {

@@ -179,14 +179,17 @@ func (s *Session) execSelect(st *selectStmt, ps *paramSet) (Result, error) {
 			continue
 		}
 		if c, ok := o.Expr.(*colExpr); ok && len(c.Parts) == 1 {
-			found := -1
-			for k, it := range st.Items {
-				if it.HasAlias && strings.EqualFold(it.Alias, c.Parts[0]) {
-					found = k
+			// A select-list name (alias or column name) wins over the
+			// FROM clause's columns, as in SQL Server.
+			var found expr
+			for k := range items {
+				if strings.EqualFold(items[k].col.Name, c.Parts[0]) {
+					found = items[k].e
+					break
 				}
 			}
-			if found >= 0 {
-				order[i].Expr = st.Items[found].Expr
+			if found != nil {
+				order[i].Expr = found
 				continue
 			}
 		}
@@ -238,6 +241,27 @@ func (s *Session) execSelect(st *selectStmt, ps *paramSet) (Result, error) {
 			}
 		}
 	}
+	offset := int64(0)
+	if st.Offset != nil {
+		n, err := sc.rowCountExpr(st.Offset, st.Line)
+		if err != nil {
+			return Result{}, err
+		}
+		if n < 0 {
+			return Result{}, newError(10742, 16, 1, st.Line, "The offset specified in a OFFSET clause may not be negative.")
+		}
+		offset = n
+		if st.Fetch != nil {
+			m, err := sc.rowCountExpr(st.Fetch, st.Line)
+			if err != nil {
+				return Result{}, err
+			}
+			if m <= 0 {
+				return Result{}, newError(10744, 16, 1, st.Line, "The number of rows provided for a FETCH clause must be greater then zero.")
+			}
+			top = m
+		}
+	}
 	if s.RowCountLimit > 0 && (top < 0 || top > s.RowCountLimit) {
 		top = s.RowCountLimit
 	}
@@ -256,10 +280,7 @@ func (s *Session) execSelect(st *selectStmt, ps *paramSet) (Result, error) {
 	// Streaming plan: one table, no aggregation, order none or by key.
 	if len(sc.srcs) == 1 && !aggregate && !st.Distinct {
 		t := sc.srcs[0].t
-		from, to, residual, err := sc.keyRange(t, st.Where)
-		if err != nil {
-			return Result{}, err
-		}
+		ranges, residual := sc.keyRanges(t, st.Where)
 		desc, streamable := keyOrder(sc, t, order)
 		if streamable {
 			if percent > 0 {
@@ -267,11 +288,18 @@ func (s *Session) execSelect(st *selectStmt, ps *paramSet) (Result, error) {
 					return Result{}, &Error{Number: 50000, Class: 16, State: 1, Line: st.Line,
 						Message: "sqlexec: TOP PERCENT with a non-key filter is not supported by the tdsextract test server"}
 				}
-				top = int64(math.Ceil(float64(to-from) * percent / 100))
+				top = int64(math.Ceil(float64(countRows(ranges)) * percent / 100))
 			}
-			src := s.newScanSource(sc, t, items, from, to, desc, residual, top)
+			if offset > 0 && residual == nil {
+				ranges = skipRows(ranges, offset, desc)
+				offset = 0
+			}
+			src := s.newScanSource(sc, t, items, ranges, desc, residual, top)
+			if offset > 0 {
+				src.(*scanSource).skip = offset
+			}
 			if fs, ok := src.(*fastSource); ok {
-				res.RowCount = fs.end - fs.next
+				res.RowCount = countRows(fs.ranges)
 			}
 			res.Rows = src
 			return res, nil
@@ -289,7 +317,7 @@ func (s *Session) execSelect(st *selectStmt, ps *paramSet) (Result, error) {
 		}
 	}
 	// Everything else is materialised (bounded).
-	rows, err := s.materialize(sc, st, items, order, aggregate, top, percent)
+	rows, err := s.materialize(sc, st, items, order, aggregate, top, percent, offset)
 	if err != nil {
 		return Result{}, err
 	}
@@ -458,171 +486,6 @@ func uniqueKey(t *sampledb.Table) bool {
 	return false
 }
 
-// keyRange maps the key predicates of the WHERE clause's top-level AND to a
-// row range [from, to) by binary search over the key. residual is the
-// predicate still to check per row (nil when the range says it all).
-func (sc *scope) keyRange(t *sampledb.Table, where expr) (from, to int64, residual expr, err error) {
-	from, to = 0, t.Rows
-	if where == nil {
-		return from, to, nil, nil
-	}
-	kc := t.KeyColumn()
-	if kc < 0 {
-		return from, to, where, nil
-	}
-	var conj []expr
-	var split func(x expr)
-	split = func(x expr) {
-		if b, ok := x.(*binExpr); ok && b.Op == "AND" {
-			split(b.L)
-			split(b.R)
-			return
-		}
-		conj = append(conj, x)
-	}
-	split(where)
-	kLo, kHi := int64(math.MinInt64), int64(math.MaxInt64) // key range [kLo, kHi)
-	empty := false
-	exact := true
-	isKey := func(x expr) bool {
-		c, ok := x.(*colExpr)
-		return ok && c.src == 0 && c.col == kc
-	}
-	constVal := func(x expr) (any, bool) {
-		if !isConst(x) {
-			return nil, false
-		}
-		v, err := sc.eval(x, &env{})
-		if err != nil {
-			return nil, false
-		}
-		return v, true
-	}
-	// bound narrows the key range by "key op v".
-	bound := func(op string, v any) bool {
-		if v == nil {
-			empty = true
-			return true
-		}
-		r, ok := asRat(v)
-		if !ok {
-			if s, isStr := v.(string); isStr {
-				n, ok := stringToNumber(s)
-				if !ok {
-					return false
-				}
-				r, _ = asRat(n)
-			} else {
-				return false
-			}
-		}
-		floor := ratFloor(r)
-		ceil := ratCeil(r)
-		switch op {
-		case "=":
-			if floor != ceil {
-				empty = true
-				return true
-			}
-			kLo = max(kLo, floor)
-			kHi = min(kHi, satAdd(floor, 1))
-		case ">":
-			kLo = max(kLo, satAdd(floor, 1))
-		case ">=":
-			kLo = max(kLo, ceil)
-		case "<":
-			kHi = min(kHi, ceil)
-		case "<=":
-			kHi = min(kHi, satAdd(floor, 1))
-		default:
-			return false
-		}
-		return true
-	}
-	flip := map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<=", "<>": "<>"}
-	for _, c := range conj {
-		used := false
-		switch x := c.(type) {
-		case *binExpr:
-			if isKey(x.L) {
-				if v, ok := constVal(x.R); ok {
-					used = bound(x.Op, v)
-				}
-			} else if isKey(x.R) {
-				if v, ok := constVal(x.L); ok {
-					used = bound(flip[x.Op], v)
-				}
-			}
-		case *betweenExpr:
-			if !x.Not && isKey(x.E) {
-				lo, ok1 := constVal(x.Lo)
-				hi, ok2 := constVal(x.Hi)
-				if ok1 && ok2 {
-					used = bound(">=", lo) && bound("<=", hi)
-				}
-			}
-		case *inExpr:
-			// Narrow to the list's span; the list itself stays a filter.
-			if !x.Not && isKey(x.E) {
-				var mn, mx any
-				all := true
-				for _, e := range x.List {
-					v, ok := constVal(e)
-					if !ok {
-						all = false
-						break
-					}
-					if v == nil {
-						continue
-					}
-					if mn == nil {
-						mn, mx = v, v
-						continue
-					}
-					if c, ok := compare(v, mn); ok && c < 0 {
-						mn = v
-					}
-					if c, ok := compare(v, mx); ok && c > 0 {
-						mx = v
-					}
-				}
-				if all && mn != nil {
-					save := [2]int64{kLo, kHi}
-					if !bound(">=", mn) || !bound("<=", mx) {
-						kLo, kHi = save[0], save[1]
-					}
-				} else if all {
-					empty = true
-				}
-			}
-		}
-		if !used {
-			exact = false
-			if residual == nil {
-				residual = c
-			} else {
-				residual = &binExpr{Op: "AND", L: residual, R: c}
-			}
-		}
-	}
-	if empty || kLo >= kHi {
-		return 0, 0, nil, nil
-	}
-	if kLo != math.MinInt64 {
-		from = t.LowerBound(kLo)
-	}
-	if kHi != math.MaxInt64 {
-		to = t.LowerBound(kHi)
-	}
-	if to < from {
-		to = from
-	}
-	if exact {
-		residual = nil
-	}
-	return from, to, residual, nil
-}
-
 func satAdd(a, b int64) int64 {
 	if b > 0 && a > math.MaxInt64-b {
 		return math.MaxInt64
@@ -670,8 +533,83 @@ func isConst(x expr) bool {
 	return c
 }
 
-// newScanSource streams rows [from,to) of t (in key order, or reversed).
-func (s *Session) newScanSource(sc *scope, t *sampledb.Table, items []outItem, from, to int64, desc bool, where expr, top int64) RowSource {
+// countRows is the number of rows in ranges.
+func countRows(ranges []rowRange) int64 {
+	n := int64(0)
+	for _, r := range ranges {
+		n += r.to - r.from
+	}
+	return n
+}
+
+// skipRows drops the first n rows of ranges (the last n when desc).
+func skipRows(ranges []rowRange, n int64, desc bool) []rowRange {
+	out := append([]rowRange(nil), ranges...)
+	for n > 0 && len(out) > 0 {
+		if desc {
+			r := &out[len(out)-1]
+			k := min(n, r.to-r.from)
+			r.to -= k
+			n -= k
+			if r.from >= r.to {
+				out = out[:len(out)-1]
+			}
+			continue
+		}
+		r := &out[0]
+		k := min(n, r.to-r.from)
+		r.from += k
+		n -= k
+		if r.from >= r.to {
+			out = out[1:]
+		}
+	}
+	return out
+}
+
+// rowCountExpr evaluates an OFFSET / FETCH count.
+func (sc *scope) rowCountExpr(x expr, line int32) (int64, error) {
+	if err := sc.bind(x, false); err != nil {
+		return 0, err
+	}
+	if !isConst(x) {
+		return 0, errSyntax(token{Kind: tkIdent, Line: line})
+	}
+	v, err := sc.eval(x, &env{})
+	if err != nil {
+		return 0, err
+	}
+	if v == nil {
+		return 0, nil
+	}
+	n, err := coerce(v, &decode.TypeInfo{Type: decode.TypeIntN, Size: 8}, line)
+	if err != nil {
+		return 0, err
+	}
+	return n.(int64), nil
+}
+
+// limitRanges keeps the first top rows of ranges (top < 0: all).
+func limitRanges(ranges []rowRange, top int64) []rowRange {
+	if top < 0 {
+		return ranges
+	}
+	var out []rowRange
+	for _, r := range ranges {
+		if top <= 0 {
+			break
+		}
+		if r.to-r.from > top {
+			r.to = r.from + top
+		}
+		top -= r.to - r.from
+		out = append(out, r)
+	}
+	return out
+}
+
+// newScanSource streams the rows of ranges (in key order, or reversed).
+func (s *Session) newScanSource(sc *scope, t *sampledb.Table, items []outItem, ranges []rowRange, desc bool, where expr, top int64) RowSource {
 	whole := len(items) == len(t.Columns)
 	for i, it := range items {
 		c, ok := it.e.(*colExpr)
@@ -689,19 +627,20 @@ func (s *Session) newScanSource(sc *scope, t *sampledb.Table, items []outItem, f
 		}
 	}
 	if whole && !truncate && where == nil && !desc {
-		end := to
-		if top >= 0 && from+top < end {
-			end = from + top
-		}
-		return &fastSource{t: t, next: from, end: end}
+		return &fastSource{t: t, ranges: limitRanges(ranges, top)}
 	}
 	ss := &scanSource{
-		sc: sc, t: t, lo: from, hi: to, desc: desc, where: where, items: items, whole: whole && !truncate,
-		remaining: top, textSize: s.TextSize, truncate: truncate,
+		sc: sc, t: t, ranges: ranges, desc: desc, where: where, items: items, whole: whole && !truncate,
+		remaining: top, textSize: s.TextSize,
 	}
-	ss.next = from
+	ss.cur = -1
 	if desc {
-		ss.next = to - 1
+		// Walk the ranges last to first (each one downwards).
+		rev := make([]rowRange, len(ranges))
+		for i, r := range ranges {
+			rev[len(ranges)-1-i] = r
+		}
+		ss.ranges = rev
 	}
 	ss.cols = make([]decode.Column, len(items))
 	for i := range items {
@@ -723,21 +662,23 @@ func isLOB(t *decode.TypeInfo) bool {
 
 // fastSource serves whole rows through the table's pre-encoded path.
 type fastSource struct {
-	t         *sampledb.Table
-	next, end int64
+	t      *sampledb.Table
+	ranges []rowRange // consumed from the front
 }
 
 func (f *fastSource) AppendRows(dst []byte, max int, nbc bool) ([]byte, int, bool) {
-	n := f.end - f.next
-	if n > int64(max) {
-		n = int64(max)
+	n := 0
+	for n < max && len(f.ranges) > 0 {
+		r := &f.ranges[0]
+		k := min(r.to-r.from, int64(max-n))
+		dst = f.t.AppendRows(dst, r.from, r.from+k, nbc)
+		r.from += k
+		n += int(k)
+		if r.from >= r.to {
+			f.ranges = f.ranges[1:]
+		}
 	}
-	if n < 0 {
-		n = 0
-	}
-	dst = f.t.AppendRows(dst, f.next, f.next+n, nbc)
-	f.next += n
-	return dst, int(n), f.next >= f.end
+	return dst, n, len(f.ranges) == 0
 }
 
 // ErrSource is implemented by row sources that can fail midway (a
@@ -751,16 +692,17 @@ type ErrSource interface {
 type scanSource struct {
 	sc        *scope
 	t         *sampledb.Table
-	lo, hi    int64
-	next      int64
+	ranges    []rowRange
+	cur       int   // index of the current range, -1 before the first
+	next      int64 // next row of the current range
 	desc      bool
 	where     expr
 	items     []outItem
 	cols      []decode.Column
 	whole     bool // items are the whole row: encode with t.AppendRows
 	remaining int64
+	skip      int64 // qualifying rows still to skip (OFFSET)
 	textSize  int
-	truncate  bool
 	env       env
 	row, vals []any
 	err       error
@@ -769,25 +711,47 @@ type scanSource struct {
 
 func (ss *scanSource) Err() error { return ss.err }
 
+// advance returns the next row index to visit, or false at the end.
+func (ss *scanSource) advance() (int64, bool) {
+	for {
+		if ss.cur >= 0 && ss.cur < len(ss.ranges) {
+			r := ss.ranges[ss.cur]
+			if !ss.desc && ss.next < r.to {
+				ss.next++
+				return ss.next - 1, true
+			}
+			if ss.desc && ss.next >= r.from {
+				ss.next--
+				return ss.next + 1, true
+			}
+		}
+		ss.cur++
+		if ss.cur >= len(ss.ranges) {
+			return 0, false
+		}
+		if ss.desc {
+			ss.next = ss.ranges[ss.cur].to - 1
+		} else {
+			ss.next = ss.ranges[ss.cur].from
+		}
+	}
+}
+
 func (ss *scanSource) AppendRows(dst []byte, max int, nbc bool) ([]byte, int, bool) {
 	n := 0
 	examined := 0
 	for !ss.done && n < max {
-		if ss.remaining == 0 || (!ss.desc && ss.next >= ss.hi) || (ss.desc && ss.next < ss.lo) {
+		if ss.remaining == 0 {
 			ss.done = true
 			break
-		}
-		if examined >= scanChunk && n == 0 {
-			return dst, 0, false
 		}
 		if examined >= scanChunk {
 			break
 		}
-		i := ss.next
-		if ss.desc {
-			ss.next--
-		} else {
-			ss.next++
+		i, ok := ss.advance()
+		if !ok {
+			ss.done = true
+			break
 		}
 		examined++
 		if ss.whole && ss.where == nil {
@@ -809,6 +773,10 @@ func (ss *scanSource) AppendRows(dst []byte, max int, nbc bool) ([]byte, int, bo
 			if ok != true {
 				continue
 			}
+		}
+		if ss.skip > 0 {
+			ss.skip--
+			continue
 		}
 		if ss.whole {
 			dst = ss.t.AppendRows(dst, i, i+1, nbc)
@@ -858,6 +826,9 @@ func project(sc *scope, items []outItem, e *env, dst []any, textSize int) ([]any
 			if err != nil {
 				return dst, err
 			}
+			if str, ok := v.(string); ok && isStringType(&it.col.Type) && !isUnicodeType(&it.col.Type) {
+				v = toCodePage(str, it.col.Type.Collation)
+			}
 		}
 		if textSize > 0 && v != nil && isLOB(&it.col.Type) {
 			v = truncateLOB(v, &it.col.Type, textSize)
@@ -865,6 +836,26 @@ func project(sc *scope, items []outItem, e *env, dst []any, textSize int) ([]any
 		dst = append(dst, v)
 	}
 	return dst, nil
+}
+
+// toCodePage replaces the characters the collation's code page cannot
+// represent with '?', as SQL Server does when text becomes varchar.
+func toCodePage(s string, c decode.Collation) string {
+	if _, err := decode.EncodeText(nil, c, s); err == nil {
+		return s
+	}
+	var b strings.Builder
+	var tmp []byte
+	for _, r := range s {
+		var err error
+		tmp, err = decode.EncodeText(tmp[:0], c, string(r))
+		if err != nil {
+			b.WriteByte('?')
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // truncateLOB applies SET TEXTSIZE (a byte count).
@@ -934,7 +925,7 @@ type group struct {
 // materialize runs joins, filters, grouping, DISTINCT, ORDER BY and TOP in
 // memory, within ScanLimit and maxMaterialize. Rows are consumed as they
 // are produced: an aggregate keeps one accumulator per group, not the rows.
-func (s *Session) materialize(sc *scope, st *selectStmt, items []outItem, order []orderItem, aggregate bool, top int64, percent float64) ([][]any, error) {
+func (s *Session) materialize(sc *scope, st *selectStmt, items []outItem, order []orderItem, aggregate bool, top int64, percent float64, offset int64) ([][]any, error) {
 	budget := s.ScanLimit
 	if budget <= 0 {
 		budget = DefaultScanLimit
@@ -966,8 +957,8 @@ func (s *Session) materialize(sc *scope, st *selectStmt, items []outItem, order 
 	var orderG []*group
 	// Without ORDER BY, DISTINCT or aggregation, TOP stops the scan early.
 	limit := int64(-1)
-	if !aggregate && !st.Distinct && len(order) == 0 && percent == 0 {
-		limit = top
+	if !aggregate && !st.Distinct && len(order) == 0 && percent == 0 && top >= 0 {
+		limit = top + offset
 	}
 	errStop := &Error{}
 	consume := func(rows [][]any) error {
@@ -1035,16 +1026,11 @@ func (s *Session) materialize(sc *scope, st *selectStmt, items []outItem, order 
 		runErr = consume(nil)
 	} else {
 		// The first source uses the key range when there is no join.
-		from, to := int64(0), sc.srcs[0].t.Rows
-		if len(sc.srcs) == 1 {
-			var err error
-			from, to, _, err = sc.keyRange(sc.srcs[0].t, st.Where)
-			if err != nil {
-				return nil, err
-			}
-		}
+		// The leftmost source is never NULL-extended, so the key ranges of
+		// the WHERE clause apply to it even in a join.
+		first, _ := sc.keyRanges(sc.srcs[0].t, st.Where)
 		// Refuse up front what could not finish within the budget.
-		if rowLimit(budget, sc.srcs[0].t) < to-from {
+		if rowLimit(budget, sc.srcs[0].t) < countRows(first) {
 			return nil, tooBig()
 		}
 		for _, src := range sc.srcs[1:] {
@@ -1059,29 +1045,31 @@ func (s *Session) materialize(sc *scope, st *selectStmt, items []outItem, order 
 				return consume(cur)
 			}
 			t := sc.srcs[k].t
-			lo, hi := int64(0), t.Rows
+			ranges := []rowRange{{0, t.Rows}}
 			if k == 0 {
-				lo, hi = from, to
+				ranges = first
 			}
 			matched := false
-			for i := lo; i < hi; i++ {
-				budget--
-				if budget < 0 {
-					return tooBig()
-				}
-				cur[k] = t.Row(i, nil)
-				if on := stOn(st, k); on != nil {
-					v, err := sc.eval(on, &env{rows: cur})
-					if err != nil {
+			for _, rr := range ranges {
+				for i := rr.from; i < rr.to; i++ {
+					budget--
+					if budget < 0 {
+						return tooBig()
+					}
+					cur[k] = t.Row(i, nil)
+					if on := stOn(st, k); on != nil {
+						v, err := sc.eval(on, &env{rows: cur})
+						if err != nil {
+							return err
+						}
+						if v != true {
+							continue
+						}
+					}
+					matched = true
+					if err := join(k + 1); err != nil {
 						return err
 					}
-					if v != true {
-						continue
-					}
-				}
-				matched = true
-				if err := join(k + 1); err != nil {
-					return err
 				}
 			}
 			cur[k] = nil
@@ -1160,6 +1148,9 @@ func (s *Session) materialize(sc *scope, st *selectStmt, items []outItem, order 
 			return false
 		})
 	}
+	if offset > 0 {
+		out = out[min(offset, int64(len(out))):]
+	}
 	if percent > 0 {
 		top = int64(math.Ceil(float64(len(out)) * percent / 100))
 	}
@@ -1191,16 +1182,16 @@ func (s *Session) fastAggregate(sc *scope, st *selectStmt, items []outItem) (row
 		return nil, false, nil
 	}
 	t := sc.srcs[0].t
-	from, to, residual, err := sc.keyRange(t, st.Where)
-	if err != nil || residual != nil {
-		return nil, false, err
+	ranges, residual := sc.keyRanges(t, st.Where)
+	if residual != nil {
+		return nil, false, nil
 	}
 	kc := t.KeyColumn()
 	vals := make([]any, len(sc.aggs))
 	for i, a := range sc.aggs {
 		switch {
 		case a.Star && (a.Name == "COUNT" || a.Name == "COUNT_BIG"):
-			n := to - from
+			n := countRows(ranges)
 			if a.Name == "COUNT" && n > math.MaxInt32 {
 				return nil, true, newError(8115, 16, 2, a.Line, "Arithmetic overflow error converting expression to data type int.")
 			}
@@ -1210,13 +1201,13 @@ func (s *Session) fastAggregate(sc *scope, st *selectStmt, items []outItem) (row
 			if !isCol || c.col != kc {
 				return nil, false, nil
 			}
-			if from >= to {
+			if len(ranges) == 0 {
 				vals[i] = nil
 				continue
 			}
-			r := from
+			r := ranges[0].from
 			if a.Name == "MAX" {
-				r = to - 1
+				r = ranges[len(ranges)-1].to - 1
 			}
 			vals[i] = t.Row(r, nil)[kc]
 		default:

@@ -212,16 +212,6 @@ func isAggregate(name string) bool {
 	return false
 }
 
-func hasAggregate(x expr) bool {
-	found := false
-	walk(x, func(e expr) {
-		if f, ok := e.(*funcExpr); ok && f.Recv == nil && isAggregate(f.Name) {
-			found = true
-		}
-	})
-	return found
-}
-
 // walk calls fn on x and every sub-expression.
 func walk(x expr, fn func(expr)) {
 	if x == nil {
@@ -1259,96 +1249,119 @@ func opName(op string) string {
 	return op
 }
 
-// likeMatch implements LIKE with %, _, [set] and [^set], case-insensitive.
-func likeMatch(s, p string, esc rune) bool {
-	sr := []rune(strings.ToLower(s))
-	pr := []rune(strings.ToLower(p))
-	// Trailing blanks of the value are not significant for LIKE when the
-	// pattern does not end with one.
-	return likeRunes(sr, pr, esc, 0)
+// likeElem is one element of a compiled LIKE pattern.
+type likeElem struct {
+	kind byte // 'c' literal, '_' any one, '%' any run, '[' set
+	r    rune
+	set  []rune // ranges as pairs lo, hi
+	neg  bool
 }
 
-func likeRunes(s, p []rune, esc rune, depth int) bool {
-	if depth > 1000 {
-		return false
-	}
-	for len(p) > 0 {
-		c := p[0]
+func compileLike(p []rune, esc rune) []likeElem {
+	var out []likeElem
+	for i := 0; i < len(p); i++ {
+		c := p[i]
 		switch {
-		case esc >= 0 && c == esc && len(p) > 1:
-			if len(s) == 0 || s[0] != p[1] {
-				return false
-			}
-			s, p = s[1:], p[2:]
+		case esc >= 0 && c == esc && i+1 < len(p):
+			i++
+			out = append(out, likeElem{kind: 'c', r: p[i]})
 		case c == '%':
-			for len(p) > 0 && p[0] == '%' {
-				p = p[1:]
+			if len(out) == 0 || out[len(out)-1].kind != '%' {
+				out = append(out, likeElem{kind: '%'})
 			}
-			if len(p) == 0 {
-				return true
-			}
-			for i := 0; i <= len(s); i++ {
-				if likeRunes(s[i:], p, esc, depth+1) {
-					return true
-				}
-			}
-			return false
 		case c == '_':
-			if len(s) == 0 {
-				return false
-			}
-			s, p = s[1:], p[1:]
+			out = append(out, likeElem{kind: '_'})
 		case c == '[':
 			end := -1
-			for i := 1; i < len(p); i++ {
-				if p[i] == ']' && i > 1 {
-					end = i
+			for j := i + 2; j < len(p); j++ {
+				if p[j] == ']' {
+					end = j
 					break
 				}
 			}
 			if end < 0 {
-				if len(s) == 0 || s[0] != c {
-					return false
-				}
-				s, p = s[1:], p[1:]
+				out = append(out, likeElem{kind: 'c', r: c})
 				continue
 			}
-			if len(s) == 0 {
-				return false
+			e := likeElem{kind: '['}
+			set := p[i+1 : end]
+			if len(set) > 0 && set[0] == '^' && len(set) > 1 {
+				e.neg, set = true, set[1:]
 			}
-			set := p[1:end]
-			neg := false
-			if len(set) > 0 && set[0] == '^' {
-				neg, set = true, set[1:]
-			}
-			in := false
-			for i := 0; i < len(set); i++ {
-				if i+2 < len(set) && set[i+1] == '-' {
-					if s[0] >= set[i] && s[0] <= set[i+2] {
-						in = true
-					}
-					i += 2
+			for k := 0; k < len(set); k++ {
+				if k+2 < len(set) && set[k+1] == '-' {
+					e.set = append(e.set, set[k], set[k+2])
+					k += 2
 					continue
 				}
-				if set[i] == s[0] {
-					in = true
-				}
+				e.set = append(e.set, set[k], set[k])
 			}
-			if in == neg {
-				return false
-			}
-			s, p = s[1:], p[end+1:]
+			out = append(out, e)
+			i = end
 		default:
-			if len(s) == 0 || s[0] != c {
-				return false
-			}
-			s, p = s[1:], p[1:]
+			out = append(out, likeElem{kind: 'c', r: c})
 		}
 	}
-	for len(s) > 0 && s[0] == ' ' {
-		s = s[1:]
+	return out
+}
+
+func (e *likeElem) matches(r rune) bool {
+	switch e.kind {
+	case '_':
+		return true
+	case 'c':
+		return e.r == r
+	case '[':
+		in := false
+		for k := 0; k+1 < len(e.set); k += 2 {
+			if r >= e.set[k] && r <= e.set[k+1] {
+				in = true
+				break
+			}
+		}
+		return in != e.neg
 	}
-	return len(s) == 0
+	return false
+}
+
+// likeMatch implements LIKE (%, _, [set], [^set], ESCAPE), case-insensitive,
+// in O(len(s)·len(p)) time whatever the pattern (greedy matching with
+// backtracking to the last %). Trailing blanks of the value are ignored.
+func likeMatch(s, p string, esc rune) bool {
+	sr := []rune(strings.ToLower(s))
+	pat := compileLike([]rune(strings.ToLower(p)), esc)
+	match := func(sr []rune) bool {
+		i, j := 0, 0
+		star, mark := -1, 0
+		for i < len(sr) {
+			switch {
+			case j < len(pat) && pat[j].kind == '%':
+				star, mark = j, i
+				j++
+			case j < len(pat) && pat[j].matches(sr[i]):
+				i++
+				j++
+			case star >= 0:
+				mark++
+				i = mark
+				j = star + 1
+			default:
+				return false
+			}
+		}
+		for j < len(pat) && pat[j].kind == '%' {
+			j++
+		}
+		return j == len(pat)
+	}
+	if match(sr) {
+		return true
+	}
+	trimmed := len(sr)
+	for trimmed > 0 && sr[trimmed-1] == ' ' {
+		trimmed--
+	}
+	return trimmed != len(sr) && match(sr[:trimmed])
 }
 
 // convert implements CAST/CONVERT of a non-aggregate value to target.

@@ -168,6 +168,9 @@ func (sc *scope) funcType(x *funcExpr) (decode.TypeInfo, bool) {
 		return decode.TypeInfo{Type: decode.TypeVariant, Size: 8009}, true
 	case "SUBSTRING", "LEFT", "RIGHT", "UPPER", "LOWER", "LTRIM", "RTRIM", "TRIM":
 		t, n := argType(0)
+		if x.Name == "SUBSTRING" && (t.Type == decode.TypeBigVarBinary || t.Type == decode.TypeBigBinary || t.Type == decode.TypeImage) {
+			return tiVarBinary(int(t.Size)), n
+		}
 		if !isStringType(&t) {
 			t = tiVarChar(30)
 		}

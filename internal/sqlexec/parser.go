@@ -352,8 +352,10 @@ func (p *parser) selectStmt() (stmt, error) {
 			break
 		}
 	}
-	if p.accept("INTO") {
-		return nil, errReadOnly(t.Line, "")
+	if p.peek().is("INTO") {
+		// SELECT ... INTO creates a table: a write on a read-only database.
+		p.skipStatement()
+		return &unsupportedStmt{Line: t.Line, Verb: "INSERT"}, nil
 	}
 	if p.accept("FROM") {
 		f, err := p.fromClause()
@@ -414,6 +416,39 @@ func (p *parser) selectStmt() (stmt, error) {
 			}
 		}
 	}
+	if p.peek().is("OFFSET") {
+		t := p.next()
+		if len(s.OrderBy) == 0 {
+			return nil, errSyntax(t)
+		}
+		if s.Top != nil {
+			return nil, newError(10741, 15, 1, t.Line, "A TOP can not be used in the same query or sub-query as a OFFSET.")
+		}
+		e, err := p.additive()
+		if err != nil {
+			return nil, err
+		}
+		if !p.accept("ROWS") && !p.accept("ROW") {
+			return nil, errSyntax(p.peek())
+		}
+		s.Offset = e
+		if p.accept("FETCH") {
+			if !p.accept("NEXT") && !p.accept("FIRST") {
+				return nil, errSyntax(p.peek())
+			}
+			e, err := p.additive()
+			if err != nil {
+				return nil, err
+			}
+			if !p.accept("ROWS") && !p.accept("ROW") {
+				return nil, errSyntax(p.peek())
+			}
+			if err := p.expect("ONLY"); err != nil {
+				return nil, err
+			}
+			s.Fetch = e
+		}
+	}
 	if p.accept("OPTION") {
 		// Query hints: accepted and ignored.
 		if err := p.expectOp("("); err != nil {
@@ -432,15 +467,11 @@ func (p *parser) selectStmt() (stmt, error) {
 			}
 		}
 	}
-	if t := p.peek(); t.is("UNION") || t.is("EXCEPT") || t.is("INTERSECT") || t.is("FOR") || t.is("OFFSET") {
-		return &unsupportedStmt{Line: t.Line, Verb: upper(t.Text)}, p.skipRest()
+	if t := p.peek(); t.is("UNION") || t.is("EXCEPT") || t.is("INTERSECT") || t.is("FOR") {
+		p.skipStatement()
+		return &unsupportedStmt{Line: t.Line, Verb: upper(t.Text)}, nil
 	}
 	return s, nil
-}
-
-func (p *parser) skipRest() error {
-	p.skipStatement()
-	return nil
 }
 
 func (p *parser) selectItem() (selectItem, error) {

@@ -52,6 +52,7 @@ func TestParseBatch(t *testing.T) {
 		{"INSERT INTO t VALUES (1)", 1, 0},
 		{"SELECT 1 SELECT 2;SELECT 3", 3, 0},
 		{";;SELECT 1;;", 1, 0},
+		{"SELECT a FROM t ORDER BY a OFFSET 5 ROWS FETCH NEXT 10 ROWS ONLY", 1, 0},
 		{"", 0, 0},
 		// Errors, with SQL Server's numbers.
 		{"SELECT", 0, 102},
@@ -80,6 +81,9 @@ func TestParseBatch(t *testing.T) {
 		{"USE", 0, 102},
 		{"FROM t", 0, 156},
 		{"SELECT 1 WHERE", 0, 102},
+		{"SELECT TOP 1 a FROM t ORDER BY a OFFSET 1 ROWS", 0, 10741},
+		{"SELECT a FROM t OFFSET 1 ROWS", 0, 102},
+		{"SELECT a FROM t ORDER BY a OFFSET 1 ROWS FETCH NEXT 2 ROWS", 0, 102},
 		{"SELECT 99999999999999999999999999999999999999999", 0, 1007},
 		{"SELECT " + strings.Repeat("(", 1000) + "1" + strings.Repeat(")", 1000), 0, 191},
 		{"SELECT " + strings.Repeat("- ", 5000) + "1", 0, 191},

@@ -242,7 +242,8 @@ func (s *Session) execSet(st *setStmt, ps *paramSet) error {
 	case "LANGUAGE":
 		lang := strings.ToLower(st.Value.Text)
 		if lang != "us_english" && lang != "english" {
-			return newError(2732, 16, 1, st.Line, "Error number %d is invalid. The number must be from %d through %d.", 0, 13000, 2147483647)
+			return &Error{Number: 50000, Class: 16, State: 1, Line: st.Line,
+				Message: "sqlexec: language '" + st.Value.Text + "' is not available on the tdsextract test server (only us_english)"}
 		}
 		s.Language = "us_english"
 		return nil

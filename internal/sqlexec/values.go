@@ -65,16 +65,6 @@ func tiDecimal(p, s uint8) decode.TypeInfo {
 	return decode.TypeInfo{Type: decode.TypeDecimalN, Size: decimalSize(p), Precision: p, Scale: s}
 }
 
-func timeLen(scale uint8) uint32 {
-	switch {
-	case scale <= 2:
-		return 3
-	case scale <= 4:
-		return 4
-	}
-	return 5
-}
-
 // isStringType reports whether values of ti are text.
 func isStringType(ti *decode.TypeInfo) bool {
 	switch ti.Type {
@@ -446,6 +436,16 @@ func valueText(v any, ti *decode.TypeInfo) string {
 		return string(x)
 	case decode.Variant:
 		return valueText(x.Value, &x.Type)
+	case []float32:
+		// vector converts to its JSON array text.
+		b := []byte{'['}
+		for i, f := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(b, float64(f), 'g', -1, 32)
+		}
+		return string(append(b, ']'))
 	}
 	return ""
 }

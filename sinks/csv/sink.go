@@ -537,6 +537,12 @@ func (s *Sink) EndValue(col int) {
 			s.tmp = base64.StdEncoding.AppendEncode(s.tmp[:0], raw)
 			s.b = append(s.b[:s.vdone], s.tmp...)
 		}
+		// An empty binary value must not read back as NULL: quote it when
+		// NULL is the empty field (the hex \x prefix already makes it
+		// non-empty in the postgres dialect).
+		if s.bin != 1 && s.nullEmpty && !s.stream && len(s.b) == s.vstart {
+			s.b = append(s.b, s.quote, s.quote)
+		}
 	case vVector:
 		raw := s.b[s.vstart:]
 		s.tmp = append(s.tmp[:0], raw...)

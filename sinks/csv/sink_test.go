@@ -250,7 +250,7 @@ func TestCSVRoundTripRFC4180(t *testing.T) {
 			}
 		}
 		// NULL is an unquoted empty field, the empty string a quoted "".
-		if !bytes.Contains(raw, []byte("\n1,\"\",,\n")) {
+		if !bytes.Contains(raw, []byte("\n1,\"\",\"\",\n")) {
 			t.Fatalf("empty string vs NULL not distinguishable:\n%s", raw)
 		}
 		// \. alone is quoted (PostgreSQL's end-of-data marker)
@@ -359,7 +359,7 @@ func TestCSVOptions(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"defaults", Config{}, "a b,bin,flag,n\nx;y,0001feff,true,\n\\N,,false,7\n\"\",,,-1\nit's,68656c6c6f,true,0\n"},
+		{"defaults", Config{}, "a b,bin,flag,n\nx;y,0001feff,true,\n\\N,\"\",false,7\n\"\",,,-1\nit's,68656c6c6f,true,0\n"},
 		{"semicolon_quote_nulltoken_crlf_10_base64", Config{Delimiter: ";", Quote: "'", Null: `\N`, LineEnding: "crlf", BoolFormat: "1_0", BinaryFormat: "base64"},
 			"a b;bin;flag;n\r\n'x;y';AAH+/w==;1;\\N\r\n'\\N';;0;7\r\n;\\N;\\N;-1\r\n'it''s';aGVsbG8=;1;0\r\n"},
 		{"tab_no_header_hexprefixed", Config{Delimiter: "\t", Header: ptr(false), BinaryFormat: "hex_prefixed"},
