@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -157,7 +159,7 @@ func (f *Faults) Validate() error {
 // appliesTo reports whether the faults apply to a result on table
 // (schema-qualified or bare; "" for results that read no table).
 func (f *Faults) appliesTo(table string) bool {
-	if !f.Enabled() {
+	if f == nil || !f.Enabled() {
 		return false
 	}
 	if f.Table == "" {
@@ -191,6 +193,12 @@ func (c *Config) validate() error {
 	}
 	if c.MaxPacketSize != 0 && (c.MaxPacketSize < 512 || c.MaxPacketSize > 32767) {
 		return fmt.Errorf("tdsserver: MaxPacketSize %d outside 512..32767", c.MaxPacketSize)
+	}
+	if c.RouteTo != "" {
+		host, port, err := net.SplitHostPort(c.RouteTo)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || host == "" || n <= 0 || n > 65535 {
+			return fmt.Errorf("tdsserver: RouteTo %q is not host:port", c.RouteTo)
+		}
 	}
 	for u := range c.Users {
 		if u == "" {

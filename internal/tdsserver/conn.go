@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/internal/sqlexec"
 )
 
 // Server identity as reported to clients.
@@ -47,7 +49,6 @@ type conn struct {
 
 	packetSize int
 	tdsVersion uint32
-	user       string
 	database   string
 	features   struct{ utf8, json, vector bool }
 
@@ -55,8 +56,9 @@ type conn struct {
 	rowBuf []byte
 	tok    []byte // scratch for tokens
 
-	wroteFinal bool   // the batch's final DONE is written
-	txn        uint64 // transactions begun (descriptor counter)
+	faults     *Faults // the faults of the current request (Server.SetFaults may change them between requests)
+	wroteFinal bool    // the batch's final DONE is written
+	txn        uint64  // transactions begun (descriptor counter)
 
 	closeOnce sync.Once
 	readers   sync.WaitGroup // the request loop's reader goroutine
@@ -67,7 +69,7 @@ type conn struct {
 	attnAcked int64
 	attnWake  chan struct{} // signalled on each attention (cap 1)
 
-	exec executor
+	sess *sqlexec.Session // nil until login succeeds (and for a routed login)
 }
 
 func newConn(s *Server, nc net.Conn, spid uint16) *conn {
@@ -117,13 +119,20 @@ func (c *conn) serve() {
 		c.closeTransport() // unblocks the reader goroutine
 		c.readers.Wait()
 	}()
+	defer func() {
+		// A bug must cost one connection, not the whole server (the CLI's
+		// sample-server serves many clients): log it loudly and close.
+		if r := recover(); r != nil {
+			c.srv.cfg.Logger.Error("tdsserver: panic serving a connection", "spid", c.spid, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
 	if err := c.handshakeAndLogin(); err != nil {
 		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errLoginFailed) {
 			c.srv.cfg.Logger.Warn("tdsserver: login", "spid", c.spid, "err", err)
 		}
 		return
 	}
-	if c.exec == nil { // routed
+	if c.sess == nil { // routed
 		return
 	}
 	if err := c.requestLoop(); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errFaultClose) {
@@ -150,7 +159,7 @@ func (c *conn) handshakeAndLogin() error {
 	}
 	c.br = bufio.NewReaderSize(c.rw, 64<<10)
 
-	m, err := readMessage(c.br, nil, 65535)
+	m, err := readMessage(c.br, nil, 65535, pktPrelogin)
 	if err != nil {
 		return err
 	}
@@ -219,7 +228,7 @@ func (c *conn) handshakeAndLogin() error {
 	}
 
 	// LOGIN7 (or, rarely, another PRELOGIN: not supported).
-	m, err = readMessage(c.br, nil, 65535)
+	m, err = readMessage(c.br, nil, 65535, pktLogin7)
 	if err != nil {
 		return err
 	}
@@ -319,7 +328,7 @@ func (c *conn) login(l *decode.Login7) error {
 	if db == "" || strings.EqualFold(db, cfg.Database) {
 		db = cfg.Database
 	}
-	c.user, c.database = user, db
+	c.database = db
 
 	c.tdsVersion = tds74
 	switch l.TDSVersion {
@@ -353,15 +362,16 @@ func (c *conn) login(l *decode.Login7) error {
 		return nil // serve() closes
 	}
 
+	// The order of MS-TDS example 4.4 (a real server's login response).
 	b = (&decode.EnvChange{Type: decode.EnvDatabase, NewValue: db, OldValue: "master"}).Append(b)
-	b = (&decode.Message{Token: decode.TokenInfo, Number: 5701, State: 2, Class: 0, Server: serverName, Line: 1,
+	b = (&decode.Message{Token: decode.TokenInfo, Number: 5701, State: 2, Class: 0, Server: serverName,
 		Text: fmt.Sprintf("Changed database context to '%s'.", db)}).Append(b)
 	b = (&decode.EnvChange{Type: decode.EnvCollation, Collation: defaultCollation}).Append(b)
 	b = (&decode.EnvChange{Type: decode.EnvLanguage, NewValue: "us_english"}).Append(b)
-	b = (&decode.Message{Token: decode.TokenInfo, Number: 5703, State: 1, Class: 0, Server: serverName, Line: 1,
+	b = (&decode.EnvChange{Type: decode.EnvPacketSize, NewValue: strconv.Itoa(size), OldValue: "4096"}).Append(b)
+	b = (&decode.Message{Token: decode.TokenInfo, Number: 5703, State: 1, Class: 0, Server: serverName,
 		Text: "Changed language setting to us_english."}).Append(b)
 	b = ack.Append(b)
-	b = (&decode.EnvChange{Type: decode.EnvPacketSize, NewValue: strconv.Itoa(size), OldValue: "4096"}).Append(b)
 	if l.OptionFlags3&0x10 != 0 || len(l.Features) > 0 {
 		var acks decode.FeatureExtAck
 		for _, f := range requested {
@@ -389,11 +399,7 @@ func (c *conn) login(l *decode.Login7) error {
 	}
 	c.packetSize = size
 	c.srv.stats.logins.Add(1)
-	exec, err := newExecutor(c)
-	if err != nil {
-		return err
-	}
-	c.exec = exec
+	c.resetSession()
 	c.log("tdsserver: login", "user", user, "database", db, "packet_size", size,
 		"utf8", c.features.utf8, "json", c.features.json, "vector", c.features.vector)
 	return nil

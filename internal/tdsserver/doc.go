@@ -28,11 +28,12 @@
 // user names case-insensitive) or, with the FEDAUTH feature, against
 // Config.AccessTokens. A failure is ERROR 18456 class 14 "Login failed for
 // user '...'." (after 4060 for an unknown database), DONE(ERROR), close.
-// Success is answered with ENVCHANGE database (1), INFO 5701, ENVCHANGE
-// collation (7, SQL_Latin1_General_CP1_CI_AS), ENVCHANGE language (2), INFO
-// 5703, LOGINACK (TDS 7.4, or the client's 7.2/7.3; "Microsoft SQL Server"
-// 16.0.4135), ENVCHANGE packet size (4) = min(client's, MaxPacketSize),
-// FEATUREEXTACK acknowledging UTF8_SUPPORT, JSONSUPPORT and VECTORSUPPORT
+// Success is answered, in the order of MS-TDS example 4.4, with ENVCHANGE
+// database (1), INFO 5701, ENVCHANGE collation (7,
+// SQL_Latin1_General_CP1_CI_AS), ENVCHANGE language (2), ENVCHANGE packet
+// size (4) = min(client's, MaxPacketSize), INFO 5703, LOGINACK (TDS 7.4, or
+// the client's 7.2/7.3; "Microsoft SQL Server" 16.0.4135), FEATUREEXTACK
+// acknowledging UTF8_SUPPORT, JSONSUPPORT and VECTORSUPPORT
 // (and FEDAUTH) only when requested, and DONE. Every packet header carries
 // the connection's SPID (51, 52, ...). Config.RouteTo instead answers LOGIN7
 // with LOGINACK, ENVCHANGE routing (20) and DONE, then closes, as an Azure
@@ -49,6 +50,16 @@
 // RETURNVALUE of the @handle output parameter where there is one, and
 // DONEPROC. Errors are ERROR followed by DONE(ERROR). The reset-connection
 // status bits reset the session and are acknowledged with ENVCHANGE 18.
+// RPC parameter values are decoded with decode.DecodeCell into the generic
+// value types sqlexec takes; text/ntext/image parameters (FreeTDS's ODBC
+// driver sends statements as ntext) are accepted in the RPC form, LONGLEN
+// without a text pointer (2.2.6.6).
+//
+// A client that did not negotiate JSONSUPPORT or VECTORSUPPORT gets json
+// columns as nvarchar(max) and vector columns as varchar(max) text (the
+// text SQL Server produces, sampledb.VectorText), as SQL Server 2025 does;
+// char data in UTF-8 collations is sent as it is whether or not UTF8_SUPPORT
+// was negotiated, as SQL Server does.
 //
 // Rows stream from sqlexec's RowSource in pre-encoded blocks framed straight
 // into packets of the negotiated size and written with one system call per
@@ -93,8 +104,9 @@
 //	                               ends there
 //	--fault-table NAME             Faults.Table
 //
-// Faults.Validate rejects negative values, a stall without its partner
-// flag, malformed and hostile together, and a table without any fault.
-// Server.Stats counts connections, logins, attentions, queries, rows and
-// bytes, so tests can assert that an ATTENTION arrived.
+// Server.SetFaults replaces the knobs of a running server for the requests
+// that follow. Faults.Validate rejects negative values, a stall without its
+// partner flag, malformed and hostile together, and a table without any
+// fault. Server.Stats counts connections, logins, attentions, queries, rows
+// and bytes, so tests can assert that an ATTENTION arrived.
 package tdsserver

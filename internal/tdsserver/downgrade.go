@@ -54,6 +54,18 @@ type downgradeRows struct {
 	err     error
 }
 
+// Err reports a failure of the conversion or of the wrapped source, so a
+// mid-stream error reaches the client (sqlexec.ErrSource).
+func (d *downgradeRows) Err() error {
+	if d.err != nil {
+		return d.err
+	}
+	if es, ok := d.src.(interface{ Err() error }); ok {
+		return es.Err()
+	}
+	return nil
+}
+
 func (d *downgradeRows) AppendRows(dst []byte, max int, nbc bool) ([]byte, int, bool) {
 	if d.err != nil {
 		return dst, 0, true

@@ -10,40 +10,34 @@ import (
 	"github.com/tdsextract/tdsextract/internal/sqlexec"
 )
 
-// executor is the connection's SQL session.
-type executor interface {
-	reset() error
-}
-
-type sessExec struct {
-	c    *conn
-	sess *sqlexec.Session
-}
-
-func newExecutor(c *conn) (*sessExec, error) {
-	e := &sessExec{c: c}
-	return e, e.reset()
-}
-
-// reset starts a fresh session (login, and the reset-connection bit).
-func (e *sessExec) reset() error {
-	s := sqlexec.NewSession(e.c.srv.cfg.DB)
-	s.SPID = int16(e.c.spid)
-	if e.c.database != "" && !strings.EqualFold(e.c.database, e.c.srv.cfg.Database) {
-		s.Database = e.c.database // master or tempdb
+// resetSession starts a fresh SQL session: after login, and for the
+// reset-connection status bits (SET options, prepared handles and the
+// current database go back to the login's).
+func (c *conn) resetSession() {
+	s := sqlexec.NewSession(c.srv.cfg.DB)
+	s.SPID = int16(c.spid)
+	if c.database != "" && !strings.EqualFold(c.database, c.srv.cfg.Database) {
+		s.Database = c.database // master or tempdb
 	}
-	e.sess = s
-	return nil
+	c.sess = s
 }
 
-func (c *conn) session() *sqlexec.Session { return c.exec.(*sessExec).sess }
+// put writes a token built in c.tok (whose storage it keeps for reuse).
+func (c *conn) put(b []byte) {
+	c.tok = b
+	c.w.write(b)
+}
 
-// curCmdSelect is DONE's CurCmd after a SELECT (as SQL Server reports it).
-const curCmdSelect uint16 = 0xC1
+// DONE's CurCmd after a SELECT and for DONEPROC (as SQL Server reports
+// them; MS-TDS example 4.9).
+const (
+	curCmdSelect  uint16 = 0xC1
+	curCmdExecute uint16 = 0xE0
+)
 
 // runBatch executes a SQLBatch and writes the whole response.
 func (c *conn) runBatch(sql string) error {
-	results, err := c.session().Exec(sql, nil)
+	results, err := c.sess.Exec(sql, nil)
 	c.armFaults(results)
 	stop, werr := c.writeResults(results, false, err != nil)
 	if werr != nil || stop {
@@ -51,9 +45,9 @@ func (c *conn) runBatch(sql string) error {
 	}
 	if err != nil {
 		c.writeError(err)
-		c.w.write((&decode.Done{Token: decode.TokenDone, Status: decode.DoneError}).Append(c.tok[:0]))
+		c.put((&decode.Done{Token: decode.TokenDone, Status: decode.DoneError}).Append(c.tok[:0]))
 	} else if !c.wroteFinal {
-		c.w.write((&decode.Done{Token: decode.TokenDone}).Append(c.tok[:0]))
+		c.put((&decode.Done{Token: decode.TokenDone}).Append(c.tok[:0]))
 	}
 	return c.w.end()
 }
@@ -61,7 +55,8 @@ func (c *conn) runBatch(sql string) error {
 // armFaults arms the byte-level fault knobs for this response when any of
 // its results is one the faults apply to.
 func (c *conn) armFaults(results []sqlexec.Result) {
-	f := &c.srv.cfg.Faults
+	c.faults = c.srv.faults.Load() // one snapshot per request
+	f := c.faults
 	if !f.Enabled() {
 		return
 	}
@@ -82,10 +77,10 @@ func (c *conn) writeResults(results []sqlexec.Result, inProc, moreFollows bool) 
 	for i := range results {
 		r := &results[i]
 		for _, ec := range r.EnvChanges {
-			c.w.write((&decode.EnvChange{Type: ec.Type, NewValue: ec.NewValue, OldValue: ec.OldValue}).Append(c.tok[:0]))
+			c.put((&decode.EnvChange{Type: ec.Type, NewValue: ec.NewValue, OldValue: ec.OldValue}).Append(c.tok[:0]))
 		}
 		for _, in := range r.Infos {
-			c.w.write((&decode.Message{Token: decode.TokenInfo, Number: in.Number, State: in.State, Class: in.Class,
+			c.put((&decode.Message{Token: decode.TokenInfo, Number: in.Number, State: in.State, Class: in.Class,
 				Text: in.Message, Server: serverName, Line: in.Line}).Append(c.tok[:0]))
 		}
 		var count uint64
@@ -97,10 +92,10 @@ func (c *conn) writeResults(results []sqlexec.Result, inProc, moreFollows bool) 
 				rows = r.Rows
 			}
 			cols, rows := c.downgradeResult(r.Columns, rows)
-			c.w.write(decode.AppendColMetadata(c.tok[:0], cols))
+			c.put(decode.AppendColMetadata(c.tok[:0], cols))
 			var f *Faults
-			if c.srv.cfg.Faults.appliesTo(r.Table) {
-				f = &c.srv.cfg.Faults
+			if c.faults.appliesTo(r.Table) {
+				f = c.faults
 			}
 			n, out, err := c.streamRows(cols, rows, f)
 			if err != nil {
@@ -111,10 +106,17 @@ func (c *conn) writeResults(results []sqlexec.Result, inProc, moreFollows bool) 
 				return true, nil
 			case attention:
 				c.attnAcked = c.attnRecv.Load()
-				c.w.write((&decode.Done{Token: decode.TokenDone, Status: decode.DoneAttn | decode.DoneCount, CurCmd: curCmdSelect, RowCount: uint64(n)}).Append(c.tok[:0]))
+				c.put((&decode.Done{Token: decode.TokenDone, Status: decode.DoneAttn | decode.DoneCount, CurCmd: curCmdSelect, RowCount: uint64(n)}).Append(c.tok[:0]))
 				return true, c.w.end()
 			}
 			count, status, cmd = uint64(n), decode.DoneCount, curCmdSelect
+			// A row that fails part way (a conversion error in a filter or
+			// projection) ends the result with an ERROR, as SQL Server does,
+			// never with a silently short result.
+			if es, ok := rows.(sqlexec.ErrSource); ok && es.Err() != nil {
+				c.writeError(es.Err())
+				status |= decode.DoneError
+			}
 		} else if !r.Done {
 			continue
 		}
@@ -126,7 +128,7 @@ func (c *conn) writeResults(results []sqlexec.Result, inProc, moreFollows bool) 
 		} else if !last || moreFollows {
 			status |= decode.DoneMore
 		}
-		c.w.write((&decode.Done{Token: tok, Status: status, CurCmd: cmd, RowCount: count}).Append(c.tok[:0]))
+		c.put((&decode.Done{Token: tok, Status: status, CurCmd: cmd, RowCount: count}).Append(c.tok[:0]))
 		if last && !inProc && !moreFollows {
 			c.wroteFinal = true
 		}
@@ -149,7 +151,7 @@ func (c *conn) writeError(err error) {
 	if m.Class < 11 {
 		m.Class = 16
 	}
-	c.w.write(m.Append(c.tok[:0]))
+	c.put(m.Append(c.tok[:0]))
 }
 
 // ---- RPC ----
@@ -228,7 +230,7 @@ func (c *conn) runRPC(r *decode.RPCRequest, last bool) (stop bool, err error) {
 	var handle int32
 	var results []sqlexec.Result
 	var execErr error
-	sess := c.session()
+	sess := c.sess
 	switch id {
 	case decode.ProcIDExecuteSQL:
 		sql, ok := str(0)
@@ -280,7 +282,7 @@ func (c *conn) runRPC(r *decode.RPCRequest, last bool) (stop bool, err error) {
 	if execErr != nil {
 		c.writeError(execErr)
 	}
-	c.w.write((&decode.ReturnStatus{Value: 0}).Append(c.tok[:0]))
+	c.put((&decode.ReturnStatus{Value: 0}).Append(c.tok[:0]))
 	if handleOut >= 0 && handleOut < len(r.Params) {
 		p := &r.Params[handleOut]
 		pname := p.Name
@@ -290,7 +292,7 @@ func (c *conn) runRPC(r *decode.RPCRequest, last bool) (stop bool, err error) {
 		rv := decode.ReturnValue{Ordinal: uint16(handleOut), Name: pname, Status: 0x01,
 			Type:  decode.TypeInfo{Type: decode.TypeIntN, Size: 4},
 			Value: []byte{4, byte(handle), byte(handle >> 8), byte(handle >> 16), byte(handle >> 24)}}
-		c.w.write(rv.Append(c.tok[:0]))
+		c.put(rv.Append(c.tok[:0]))
 	}
 	status := uint16(0)
 	if execErr != nil {
@@ -299,7 +301,7 @@ func (c *conn) runRPC(r *decode.RPCRequest, last bool) (stop bool, err error) {
 	if !last {
 		status |= decode.DoneMore
 	}
-	c.w.write((&decode.Done{Token: decode.TokenDoneProc, Status: status}).Append(c.tok[:0]))
+	c.put((&decode.Done{Token: decode.TokenDoneProc, Status: status, CurCmd: curCmdExecute}).Append(c.tok[:0]))
 	return false, c.w.err
 }
 
@@ -325,7 +327,7 @@ func (c *conn) rpcError(err error, last bool) (bool, error) {
 	if !last {
 		status |= decode.DoneMore
 	}
-	c.w.write((&decode.Done{Token: decode.TokenDoneProc, Status: status}).Append(c.tok[:0]))
+	c.put((&decode.Done{Token: decode.TokenDoneProc, Status: status}).Append(c.tok[:0]))
 	return false, c.w.err
 }
 
@@ -389,19 +391,19 @@ func (c *conn) runTransMgr(payload []byte) error {
 	if len(p) < 2 {
 		return errors.New("tdsserver: short transaction manager request")
 	}
-	sess := c.session()
+	sess := c.sess
 	typ := uint16(p[0]) | uint16(p[1])<<8
 	switch typ {
 	case tmBeginXact:
 		sess.TranCount++
 		c.txn++
 		d := c.txnDescriptor()
-		c.w.write((&decode.EnvChange{Type: decode.EnvBeginTxn, NewBytes: d}).Append(c.tok[:0]))
+		c.put((&decode.EnvChange{Type: decode.EnvBeginTxn, NewBytes: d}).Append(c.tok[:0]))
 	case tmCommitXact, tmRollbackXact:
 		if sess.TranCount == 0 {
 			c.writeError(&sqlexec.Error{Number: 3902, State: 1, Class: 16, Line: 1,
 				Message: "The COMMIT TRANSACTION request has no corresponding BEGIN TRANSACTION."})
-			c.w.write((&decode.Done{Token: decode.TokenDone, Status: decode.DoneError}).Append(c.tok[:0]))
+			c.put((&decode.Done{Token: decode.TokenDone, Status: decode.DoneError}).Append(c.tok[:0]))
 			return c.w.end()
 		}
 		sess.TranCount = 0
@@ -409,14 +411,14 @@ func (c *conn) runTransMgr(payload []byte) error {
 		if typ == tmRollbackXact {
 			env = decode.EnvRollbackTxn
 		}
-		c.w.write((&decode.EnvChange{Type: env, OldBytes: c.txnDescriptor()}).Append(c.tok[:0]))
+		c.put((&decode.EnvChange{Type: env, OldBytes: c.txnDescriptor()}).Append(c.tok[:0]))
 	default:
 		c.writeError(&sqlexec.Error{Number: 50000, State: 1, Class: 16, Line: 1,
 			Message: fmt.Sprintf("tdsserver: transaction manager request %d is not supported", typ)})
-		c.w.write((&decode.Done{Token: decode.TokenDone, Status: decode.DoneError}).Append(c.tok[:0]))
+		c.put((&decode.Done{Token: decode.TokenDone, Status: decode.DoneError}).Append(c.tok[:0]))
 		return c.w.end()
 	}
-	c.w.write((&decode.Done{Token: decode.TokenDone}).Append(c.tok[:0]))
+	c.put((&decode.Done{Token: decode.TokenDone}).Append(c.tok[:0]))
 	return c.w.end()
 }
 

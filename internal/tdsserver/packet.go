@@ -41,8 +41,10 @@ type message struct {
 	err     error
 }
 
-// readMessage reads packets until EOM. buf is reused for the payload.
-func readMessage(r *bufio.Reader, buf []byte, maxPacket int) (message, error) {
+// readMessage reads packets until EOM. buf is reused for the payload. If
+// want is not zero, a first packet of another type fails at once, before
+// its announced length is waited for.
+func readMessage(r *bufio.Reader, buf []byte, maxPacket int, want byte) (message, error) {
 	var hdr [8]byte
 	m := message{payload: buf[:0]}
 	first := true
@@ -58,6 +60,9 @@ func readMessage(r *bufio.Reader, buf []byte, maxPacket int) (message, error) {
 			return m, fmt.Errorf("tdsserver: packet length %d outside 8..%d", n, maxPacket)
 		}
 		if first {
+			if want != 0 && hdr[0] != want {
+				return m, fmt.Errorf("tdsserver: packet type 0x%02x, want 0x%02x", hdr[0], want)
+			}
 			m.typ, m.status = hdr[0], hdr[1]
 			first = false
 		} else if hdr[0] != m.typ {

@@ -3,8 +3,10 @@ package tdsserver_test
 import (
 	"errors"
 	"io"
+	"net"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/internal/sampledb"
@@ -164,6 +166,7 @@ func TestRawAttention(t *testing.T) {
 		t.Fatalf("result ended with %v, want DONE(ATTN)", evNames(evs[len(evs)-3:]))
 	}
 	rows := countEv(evs, decode.EventRow)
+	t.Logf("%d rows streamed before the attention was honoured", rows)
 	if rows >= 20_000_000 || rows < 50 {
 		t.Fatalf("%d rows before the attention was honoured", rows)
 	}
@@ -319,5 +322,101 @@ func TestRawRouting(t *testing.T) {
 	}
 	if _, err := rc.readErr(); !errors.Is(err, io.EOF) {
 		t.Fatalf("gateway kept the connection open: %v", err)
+	}
+}
+
+// TestHostileClient sends malformed messages at every stage; the server
+// must drop those connections (never panic, never hang) and keep serving.
+func TestHostileClient(t *testing.T) {
+	s := startServer(t, tdsserver.Config{})
+	login := func() *rawClient { return dialRaw(t, s, 4096) }
+	cases := map[string]func(c net.Conn){
+		"garbage before PRELOGIN": func(c net.Conn) { c.Write([]byte("GET / HTTP/1.1\r\n\r\n")) },
+		"short packet length": func(c net.Conn) {
+			c.Write([]byte{0x12, 0x01, 0x00, 0x04, 0, 0, 1, 0})
+		},
+		"PRELOGIN option past the end": func(c net.Conn) {
+			c.Write(decode.AppendMessage(nil, decode.PacketPrelogin, 0, 0, 4096, 1, []byte{0x00, 0x00, 0x40, 0x00, 0x06, 0xFF}))
+		},
+		"truncated message": func(c net.Conn) {
+			c.Write([]byte{0x12, 0x00, 0x10, 0x00, 0, 0, 1, 0, 1, 2, 3})
+		},
+	}
+	for name, send := range cases {
+		c, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		send(c)
+		if name == "truncated message" {
+			c.(*net.TCPConn).CloseWrite()
+		}
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		if _, err := io.ReadAll(c); err != nil {
+			t.Errorf("%s: server did not close the connection: %v", name, err)
+		}
+		c.Close()
+	}
+	// After login: a malformed SQLBatch, a malformed RPC, an unknown type.
+	for name, msg := range map[string][]byte{
+		"batch with a bad ALL_HEADERS": decode.AppendMessage(nil, decode.PacketSQLBatch, 0, 0, 4096, 1, []byte{0xFF, 0xFF, 0, 0, 1}),
+		"RPC with a bad parameter":     decode.AppendMessage(nil, decode.PacketRPC, 0, 0, 4096, 1, append(make([]byte, 0), 0x16, 0, 0, 0, 0x12, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, 0, 0, 0, 0xE7, 0x40, 0x1F)),
+		"bulk load packet":             decode.AppendMessage(nil, decode.PacketBulkLoad, 0, 0, 4096, 1, []byte{1, 2, 3}),
+	} {
+		rc := login()
+		rc.c.Write(msg)
+		rc.c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		if _, err := io.ReadAll(rc.c); err != nil {
+			t.Errorf("%s: server did not close the connection: %v", name, err)
+		}
+	}
+	// The server still serves.
+	rc := login()
+	if evs := rc.batch("SELECT COUNT_BIG(*) FROM sales.products", 0); countEv(evs, decode.EventRow) != 1 {
+		t.Fatalf("after hostile clients: %v", evNames(evs))
+	}
+}
+
+func TestRawUseAndSet(t *testing.T) {
+	s := startServer(t, tdsserver.Config{})
+	rc := dialRaw(t, s, 4096)
+	evs := rc.batch("SET NOCOUNT ON; USE master; USE [sample]", 0)
+	var dbs []string
+	for _, e := range evs {
+		if e.ev == decode.EventEnvChange && e.env.Type == decode.EnvDatabase {
+			dbs = append(dbs, e.env.OldValue+">"+e.env.NewValue)
+		}
+	}
+	if !slices.Equal(dbs, []string{"sample>master", "master>sample"}) || countEv(evs, decode.EventInfo) != 2 {
+		t.Fatalf("USE: %v %v", dbs, evNames(evs))
+	}
+	if d := lastDone(t, evs); d.Status&(decode.DoneMore|decode.DoneError) != 0 {
+		t.Fatalf("final DONE status 0x%x", d.Status)
+	}
+	// FMTONLY: metadata, no rows (what freebcp relies on).
+	evs = rc.batch("SET FMTONLY ON SELECT * FROM dbo.odbc5 SET FMTONLY OFF", 0)
+	if countEv(evs, decode.EventColMetadata) != 1 || countEv(evs, decode.EventRow) != 0 {
+		t.Fatalf("FMTONLY: %v", evNames(evs))
+	}
+	// An error stops the batch after the results before it.
+	evs = rc.batch("SELECT TOP (2) * FROM sales.products; SELECT * FROM dbo.nosuch; SELECT 1", 0)
+	if countEv(evs, decode.EventRow) != 2 || countEv(evs, decode.EventError) != 1 || lastDone(t, evs).Status&decode.DoneError == 0 {
+		t.Fatalf("error in batch: %v", evNames(evs))
+	}
+}
+
+// TestRawIgnoredRequest: a request abandoned with IGNORE|EOM is discarded
+// (DONE with DONE_ERROR, nothing executed) and the connection goes on.
+func TestRawIgnoredRequest(t *testing.T) {
+	s := startServer(t, tdsserver.Config{})
+	rc := dialRaw(t, s, 4096)
+	b := decode.SQLBatch{OutstandingRequests: 1, SQL: "SELECT * FROM sales.products"}
+	rc.send(decode.PacketSQLBatch, decode.StatusIgnore, b.Encode(nil))
+	evs := rc.events(rc.read(), nil)
+	if len(evs) != 1 || evs[0].done.Status&decode.DoneError == 0 || s.Stats().Queries != 0 {
+		t.Fatalf("ignored request answered with %v (stats %+v)", evNames(evs), s.Stats())
+	}
+	if evs := rc.batch("SELECT COUNT_BIG(*) FROM sales.products", 0); countEv(evs, decode.EventRow) != 1 {
+		t.Fatalf("after an ignored request: %v", evNames(evs))
 	}
 }

@@ -33,7 +33,7 @@ func (c *conn) requestLoop() error {
 			// The client abandoned a partly sent request (IGNORE|EOM): the
 			// server discards it and answers with DONE(ERROR).
 			c.w.begin(c.packetSize)
-			c.w.write((&decode.Done{Token: decode.TokenDone, Status: decode.DoneError}).Append(nil))
+			c.put((&decode.Done{Token: decode.TokenDone, Status: decode.DoneError}).Append(c.tok[:0]))
 			err = c.w.end()
 		default:
 			err = c.handleRequest(m)
@@ -50,7 +50,7 @@ func (c *conn) requestLoop() error {
 func (c *conn) readLoop(br *bufio.Reader, msgs chan<- message, stop <-chan struct{}) {
 	defer close(msgs)
 	for {
-		m, err := readMessage(br, nil, 65535)
+		m, err := readMessage(br, nil, 65535, 0)
 		if err != nil {
 			m.err = err
 		} else if m.typ == pktAttention {
@@ -83,17 +83,15 @@ func (c *conn) answerAttention() error {
 	}
 	c.attnAcked = c.attnRecv.Load()
 	c.w.begin(c.packetSize)
-	c.w.write((&decode.Done{Token: decode.TokenDone, Status: decode.DoneAttn}).Append(nil))
+	c.put((&decode.Done{Token: decode.TokenDone, Status: decode.DoneAttn}).Append(c.tok[:0]))
 	return c.w.end()
 }
 
 func (c *conn) handleRequest(m message) error {
 	c.w.begin(c.packetSize)
 	if m.status&(statusReset|statusResetTxn) != 0 {
-		if err := c.exec.reset(); err != nil {
-			return err
-		}
-		c.w.write((&decode.EnvChange{Type: decode.EnvResetConnAck}).Append(nil))
+		c.resetSession()
+		c.put((&decode.EnvChange{Type: decode.EnvResetConnAck}).Append(c.tok[:0]))
 	}
 	switch m.typ {
 	case pktSQLBatch:

@@ -17,6 +17,7 @@ type Server struct {
 	caPEM []byte
 
 	nextSPID atomic.Uint32
+	faults   atomic.Pointer[Faults]
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -63,6 +64,8 @@ func Start(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("tdsserver: listen: %w", err)
 	}
 	s.nextSPID.Store(uint32(c.SPIDBase))
+	f := c.Faults
+	s.faults.Store(&f)
 	s.wg.Add(1)
 	go s.acceptLoop()
 	c.Logger.Info("tdsserver: listening", "addr", s.ln.Addr().String(), "encryption", string(c.Encryption))
@@ -78,6 +81,16 @@ func (s *Server) Port() int {
 		return a.Port
 	}
 	return 0
+}
+
+// SetFaults replaces the fault knobs; requests that start afterwards use
+// them (a response being written keeps the faults it started with).
+func (s *Server) SetFaults(f Faults) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	s.faults.Store(&f)
+	return nil
 }
 
 // Stats returns a snapshot of the counters.
