@@ -58,15 +58,22 @@ type colPlan struct {
 	ti    *TypeInfo
 }
 
+// planFastPaths enables the inlined row-loop cases; only the A/B benchmark
+// that measures them turns it off (export_test.go).
+var planFastPaths = true
+
 // Inlined row-loop cases (colPlan.fast), set for ModeValue columns of the
 // commonest shapes; anything unusual in a value falls back to cell().
 const (
-	fastNone  uint8 = iota
-	fastIntN        // INTN
-	fastText        // USHORTLEN char data under a single-byte code page or UTF-8
-	fastBytes       // USHORTLEN binary
-	fastSkip1       // skipped BYTELEN column
-	fastSkip2       // skipped USHORTLEN column
+	fastNone    uint8 = iota
+	fastIntN          // INTN
+	fastText          // USHORTLEN char data (single-byte, double-byte or UTF-8 code page)
+	fastBytes         // USHORTLEN binary
+	fastSkip1         // skipped BYTELEN column
+	fastSkip2         // skipped USHORTLEN column
+	fastByteLen       // other BYTELEN fixed-size values (FLTN, DECIMALN, DATETIME2N, GUID, ...)
+	fastFixed         // fixed-length types
+	fastNText         // USHORTLEN nchar data (UTF-16)
 )
 
 // timeLen returns the length of the time part for a time scale (2.2.5.5.1.8).
@@ -226,6 +233,9 @@ func makePlan(p *colPlan, ti *TypeInfo, m Mode, td *textDecoder) error {
 	default:
 		return errPlan("unsupported data type 0x" + hex8(ti.Type))
 	}
+	if !planFastPaths {
+		return nil
+	}
 	if m == ModeSkip {
 		switch p.shape {
 		case shapeByteLen:
@@ -240,8 +250,14 @@ func makePlan(p *colPlan, ti *TypeInfo, m Mode, td *textDecoder) error {
 			p.fast = fastIntN
 		case p.shape == shapeUShort && p.vk == vkBytes:
 			p.fast = fastBytes
-		case p.shape == shapeUShort && p.vk == vkText && (p.td.kind == textSBCS || p.td.kind == textUTF8):
+		case p.shape == shapeUShort && p.vk == vkText && p.utf16:
+			p.fast = fastNText
+		case p.shape == shapeUShort && p.vk == vkText:
 			p.fast = fastText
+		case p.shape == shapeByteLen && p.vk < vkBytes:
+			p.fast = fastByteLen
+		case p.shape == shapeFixed:
+			p.fast = fastFixed
 		}
 	}
 	return nil
@@ -259,6 +275,7 @@ func errPlan(msg string) error { return planError(msg) }
 // on the stack by DecodeCell.
 type cellDecoder struct {
 	sink    CellSink
+	bs      BytesSink   // sink's fast path for whole values, or nil
 	lv      longValue   // the streamed value in progress, if lv.active
 	scratch []byte      // transcoding target when the sink declines Reserve
 	vti     TypeInfo    // sql_variant base type, handed to Sink.Variant
@@ -278,6 +295,9 @@ type cellDecoder struct {
 // fail builds the protocol error of column col at buffer position pos.
 func (d *cellDecoder) fail(col, pos int, msg string) error {
 	w := d.where
+	if w == "" {
+		w = tokenName(d.tok) // rows: the where is derived from the token
+	}
 	if col >= 0 {
 		w += " column " + strconv.Itoa(col)
 	}
@@ -313,9 +333,7 @@ func (d *cellDecoder) cell(buf []byte, pos int, p *colPlan, col int, maxRes int)
 		switch p.mode {
 		case ModeValue:
 			if p.vk >= vkBytes {
-				d.sink.BeginValue(col, int64(l))
-				d.part(col, p.td, buf[pos+1:end], true)
-				d.sink.EndValue(col)
+				d.whole(col, p.td, buf[pos+1:end])
 				return end, nil
 			}
 			if err := d.value(p, col, buf[pos+1:end]); err != "" {
@@ -374,9 +392,7 @@ func (d *cellDecoder) cell(buf []byte, pos int, p *colPlan, col int, maxRes int)
 				}
 				return end, nil
 			}
-			d.sink.BeginValue(col, int64(l))
-			d.part(col, p.td, v, true)
-			d.sink.EndValue(col)
+			d.whole(col, p.td, v)
 		case ModeRaw:
 			d.raw(col, buf[pos+2:end])
 		}
@@ -434,10 +450,25 @@ func (d *cellDecoder) tooLarge(col, pos, n int) error {
 	return e
 }
 
+// setSink sets the sink and finds its optional fast paths.
+func (d *cellDecoder) setSink(sink CellSink) {
+	d.sink = sink
+	d.bs, _ = sink.(BytesSink)
+}
+
 // raw delivers b as one variable-length value (ModeRaw).
-func (d *cellDecoder) raw(col int, b []byte) {
+func (d *cellDecoder) raw(col int, b []byte) { d.whole(col, nil, b) }
+
+// whole delivers b, a complete resident variable-length value: bytes as
+// they are when td is nil, else text decoded by td. A value that needs no
+// transcoding goes to a BytesSink as one call.
+func (d *cellDecoder) whole(col int, td *textDecoder, b []byte) {
+	if d.bs != nil && (td == nil || td.exact(b)) {
+		d.bs.Bytes(col, b)
+		return
+	}
 	d.sink.BeginValue(col, int64(len(b)))
-	d.part(col, nil, b, true)
+	d.part(col, td, b, true)
 	d.sink.EndValue(col)
 }
 
@@ -695,6 +726,10 @@ func (d *cellDecoder) vector(p *colPlan, col int, v []byte) string {
 		return "vector length " + strconv.Itoa(len(v)) + " does not match " + strconv.Itoa(dims) + " dimensions and the column's length " + strconv.Itoa(int(p.max))
 	}
 	els := v[8:]
+	if esz == 4 && d.bs != nil {
+		d.bs.Bytes(col, els)
+		return ""
+	}
 	d.sink.BeginValue(col, int64(len(v)))
 	if esz == 4 {
 		d.part(col, nil, els, true)
@@ -822,9 +857,7 @@ func (d *cellDecoder) variant(col int, v []byte) string {
 	}
 	d.sink.Variant(col, ti)
 	if p.vk >= vkBytes {
-		d.sink.BeginValue(col, int64(len(data)))
-		d.part(col, p.td, data, true)
-		d.sink.EndValue(col)
+		d.whole(col, p.td, data)
 		return ""
 	}
 	return d.value(p, col, data)
@@ -851,7 +884,7 @@ func DecodeCell(src []byte, ti *TypeInfo, col int, sink CellSink) (n int, err er
 	if sink == nil {
 		return n, nil
 	}
-	d.sink = sink
+	d.setSink(sink)
 	p.mode = ModeValue
 	if _, err = d.complete(src[:n], &p, col); err != nil {
 		return 0, err

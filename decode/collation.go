@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"encoding/binary"
 	"sync"
 	"unicode/utf8"
 
@@ -219,8 +220,9 @@ type textDecoder struct {
 	kind   uint8
 	ncarry uint8
 	carry  [4]byte
-	hi     uint16 // UTF-16: pending high surrogate, 0 if none
-	ready  bool   // made by init for coll
+	tmp    [8]byte // carried bytes joined with the next part's first bytes
+	hi     uint16  // UTF-16: pending high surrogate, 0 if none
+	ready  bool    // made by init for coll
 	coll   Collation
 	sb     *sbcsTable
 	mb     transform.Transformer
@@ -405,7 +407,9 @@ func (d *textDecoder) decodeUTF8(dst, src []byte, final bool) int {
 func (d *textDecoder) decodeMBCS(dst, src []byte, final bool) int {
 	n := 0
 	for d.ncarry != 0 {
-		var tmp [8]byte
+		// tmp lives in the decoder: a stack array passed to the
+		// transformer (an interface) would escape and allocate.
+		tmp := &d.tmp
 		k := copy(tmp[:], d.carry[:d.ncarry])
 		take := copy(tmp[k:], src)
 		nd, ns, _ := d.mb.Transform(dst[n:], tmp[:k+take], final && take == len(src))
@@ -460,12 +464,45 @@ func (d *textDecoder) decodeUTF16(dst, src []byte, final bool) int {
 		n += d.unit(dst[n:], u)
 	}
 	i := 0
-	for ; i+1 < len(src); i += 2 {
+	for i+1 < len(src) {
+		if d.hi == 0 {
+			// Four ASCII code units at a time.
+			for i+8 <= len(src) {
+				v := binary.LittleEndian.Uint64(src[i:])
+				if v&0xFF80FF80FF80FF80 != 0 {
+					break
+				}
+				dst[n] = byte(v)
+				dst[n+1] = byte(v >> 16)
+				dst[n+2] = byte(v >> 32)
+				dst[n+3] = byte(v >> 48)
+				n += 4
+				i += 8
+			}
+			if i+1 >= len(src) {
+				break
+			}
+		}
 		u := uint16(src[i]) | uint16(src[i+1])<<8
-		if u < 0x80 && d.hi == 0 {
-			dst[n] = byte(u)
-			n++
-			continue
+		i += 2
+		if d.hi == 0 {
+			switch {
+			case u < 0x80:
+				dst[n] = byte(u)
+				n++
+				continue
+			case u < 0x800:
+				dst[n] = 0xC0 | byte(u>>6)
+				dst[n+1] = 0x80 | byte(u)&0x3F
+				n += 2
+				continue
+			case u < 0xD800 || u > 0xDFFF:
+				dst[n] = 0xE0 | byte(u>>12)
+				dst[n+1] = 0x80 | byte(u>>6)&0x3F
+				dst[n+2] = 0x80 | byte(u)&0x3F
+				n += 3
+				continue
+			}
 		}
 		n += d.unit(dst[n:], u)
 	}

@@ -124,12 +124,19 @@ func NewStream(opts StreamOptions) *Stream {
 
 // SetSink sets the sink that receives rows; nil discards every value (rows
 // are still counted). Set it before the COLMETADATA of the result set it
-// should receive; if columns are current, the new sink gets Columns now.
+// should receive; if columns are current (and no row is in progress), the
+// new sink gets its Columns call now and SetSink returns its error, which
+// also stops the stream until Reset.
 func (s *Stream) SetSink(sink CellSink) error {
 	s.sink = sink
-	s.cd.sink = sink
+	s.cd.setSink(sink)
 	if len(s.meta.Columns) > 0 && !s.inRow {
-		return s.makePlans(0)
+		if err := s.makePlans(0); err != nil {
+			if s.err == nil {
+				s.err = err
+			}
+			return err
+		}
 	}
 	return nil
 }
@@ -196,9 +203,7 @@ func (s *Stream) Next(buf []byte) (n int, ev Event, err error) {
 	case TokenFeatureExtAck:
 		n, err = s.FeatureExtAck.Decode(buf[1:])
 		if err == nil {
-			if cerr := s.FeatureExtAck.Check(s.opts.RequestedFeatures); cerr != nil {
-				err = s.rebaseErr(cerr, tok, "FEATUREEXTACK")
-			}
+			err = s.FeatureExtAck.Check(s.opts.RequestedFeatures)
 		}
 		ev = EventFeatureExtAck
 	case TokenReturnStatus:
@@ -286,7 +291,11 @@ func (s *Stream) peekLen(buf []byte, size int) (int, error) {
 		l = uint64(binary.LittleEndian.Uint32(buf[1:]))
 	}
 	if l+uint64(1+size) > uint64(s.cap) {
-		return 0, s.tooLarge(buf[0], int(min(l, 1<<40))+1+size)
+		// Offsets of token errors are relative to the byte after the token
+		// (Next rebases them): -1 is the token byte.
+		e := s.tooLarge(buf[0], int(min(l, 1<<40))+1+size)
+		e.Offset = -1
+		return 0, e
 	}
 	if uint64(len(buf)) < l+uint64(1+size) {
 		return 0, ErrNeedMore
@@ -426,12 +435,7 @@ func (s *Stream) startRow(buf []byte, tok byte) (int, Event, error) {
 // row decodes cells of the row in progress from buf[pos].
 func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 	d := &s.cd
-	d.base, d.tok = s.base, s.rowTok
-	if d.tok == TokenNBCRow {
-		d.where = "NBCROW"
-	} else {
-		d.where = "ROW"
-	}
+	d.base, d.tok, d.where = s.base, s.rowTok, ""
 	var err error
 	if d.lv.active {
 		if pos, err = d.resume(buf, pos); err != nil {
@@ -441,11 +445,14 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 	}
 	plan := s.plan
 	sink := d.sink
+	bs := d.bs
+	bits := s.bits
 	nbc := s.nbc
+	maxRes := s.cap
 	col := s.col
 	for ; col < len(plan); col++ {
 		p := &plan[col]
-		if nbc && s.bits[col>>3]&(1<<(col&7)) != 0 {
+		if nbc && col>>3 < len(bits) && bits[col>>3]&(1<<(col&7)) != 0 {
 			if p.mode != ModeSkip {
 				sink.Null(col)
 			}
@@ -475,13 +482,19 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 					}
 				}
 			}
-		case fastText, fastBytes:
+		case fastText, fastBytes, fastNText:
 			if pos+2 <= len(buf) {
 				l := int(binary.LittleEndian.Uint16(buf[pos:]))
 				end := pos + 2 + l
-				if l < 0xFFFF && uint32(l) <= p.max && l+2 <= s.cap && end <= len(buf) {
+				if l < 0xFFFF && uint32(l) <= p.max && l+2 <= maxRes && end <= len(buf) && (!p.utf16 || l&1 == 0) {
 					v := buf[pos+2 : end]
-					if p.fast == fastBytes || isASCII(v) {
+					switch {
+					case p.fast == fastBytes || p.fast == fastText && isASCII(v):
+						// No transcoding: the bytes are the value.
+						if bs != nil {
+							bs.Bytes(col, v)
+							break
+						}
 						sink.BeginValue(col, int64(l))
 						if l > 0 {
 							if dst := sink.Reserve(col, l); len(dst) >= l {
@@ -492,10 +505,34 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 							}
 						}
 						sink.EndValue(col)
+					default:
+						d.whole(col, p.td, v)
+					}
+					pos = end
+					continue
+				}
+			}
+		case fastByteLen:
+			if pos < len(buf) {
+				l := int(buf[pos])
+				if end := pos + 1 + l; end <= len(buf) {
+					if l == 0 {
+						sink.Null(col)
+						pos = end
+						continue
+					}
+					// value() checks before it calls the sink, so on an
+					// impossible value cell() below reports the error.
+					if l <= 31 && p.lens&(1<<l) != 0 && d.value(p, col, buf[pos+1:end]) == "" {
 						pos = end
 						continue
 					}
 				}
+			}
+		case fastFixed:
+			if end := pos + int(p.size); end <= len(buf) && d.value(p, col, buf[pos:end]) == "" {
+				pos = end
+				continue
 			}
 		case fastSkip1:
 			if pos < len(buf) {
@@ -511,13 +548,13 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 					pos += 2
 					continue
 				}
-				if end := pos + 2 + l; uint32(l) <= p.max && l+2 <= s.cap && end <= len(buf) && (!p.utf16 || l&1 == 0) {
+				if end := pos + 2 + l; uint32(l) <= p.max && l+2 <= maxRes && end <= len(buf) && (!p.utf16 || l&1 == 0) {
 					pos = end
 					continue
 				}
 			}
 		}
-		if pos, err = d.cell(buf, pos, p, col, s.cap); err != nil {
+		if pos, err = d.cell(buf, pos, p, col, maxRes); err != nil {
 			s.col = col
 			return pos, EventNone, err
 		}

@@ -28,6 +28,7 @@ type benchShape struct {
 	rows    int64
 	discard bool // nil sink: every column skipped
 	nop     bool // a sink whose methods do nothing: the cost of the calls alone
+	big     bool // a stream far larger than the caches (memmove from DRAM)
 }
 
 var benchShapes = []benchShape{
@@ -50,6 +51,9 @@ func (s benchShape) name() string {
 	}
 	if s.nop {
 		n += "/nopsink"
+	}
+	if s.big {
+		n += "/dram"
 	}
 	return n
 }
@@ -395,7 +399,7 @@ func threadCPU() int64 {
 //	go test ./decode/ -run '^$' -bench 'StreamVsMemmove' -benchtime 40x
 func BenchmarkStreamVsMemmove(b *testing.B) {
 	for _, shape := range append(benchShapes, benchShape{table: "poc48", rows: 4096, discard: true},
-		benchShape{table: "poc48", rows: 4096, nop: true}) {
+		benchShape{table: "poc48", rows: 4096, nop: true}, benchShape{table: "poc48", rows: 100000, big: true}) {
 		meta, rows, ncols := buildShape(b, shape)
 		b.Run(shape.name(), func(b *testing.B) {
 			runtime.LockOSThread()
