@@ -9,16 +9,20 @@ import (
 
 // SQLTypeName returns the SQL Server type of a column as T-SQL spells it,
 // e.g. "decimal(38,10)", "nvarchar(max)", "datetime2(7)", "geography".
-func SQLTypeName(c *decode.Column) string {
-	ti := &c.Type
-	if c.UserType == 0x50 && (ti.Type == decode.TypeBigBinary || ti.Type == decode.TypeBigVarBinary) {
+func SQLTypeName(c *decode.Column) string { return typeDecl(&c.Type, c.UserType) }
+
+// typeDecl spells a type as T-SQL declares it; userType 0x50 marks
+// timestamp/rowversion. A zero length (an empty parameter value) is
+// declared as 1, the smallest valid length.
+func typeDecl(ti *decode.TypeInfo, userType uint32) string {
+	if userType == 0x50 && (ti.Type == decode.TypeBigBinary || ti.Type == decode.TypeBigVarBinary) {
 		return "timestamp"
 	}
 	length := func(unit uint32) string {
 		if ti.Size == decode.MaxVarLen {
 			return "max"
 		}
-		return fmt.Sprint(ti.Size / unit)
+		return fmt.Sprint(max(ti.Size/unit, 1))
 	}
 	switch ti.Type {
 	case decode.TypeInt1:
