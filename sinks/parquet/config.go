@@ -41,6 +41,11 @@ type Config struct {
 	// the local time can be rebuilt from the UTC-adjusted TIMESTAMP.
 	// Default true.
 	OffsetColumn *bool `mapstructure:"offset_column"`
+	// VariantTypeColumn adds, after each sql_variant column, a STRING
+	// column "<name>__type" holding the base type of each value as T-SQL
+	// spells it (e.g. "int", "nvarchar(20)", "datetime2(7)"); the value
+	// itself is stored as text. Default true.
+	VariantTypeColumn *bool `mapstructure:"variant_type_column"`
 	// TimestampNanos stores datetime2(7), datetimeoffset(7) and time(7) with
 	// NANOS (keeping the 100 ns digit). TIMESTAMP NANOS covers only
 	// 1677-09-21 .. 2262-04-11: a value outside fails the run with a clear
@@ -98,6 +103,10 @@ func (c *Config) applyDefaults() {
 	if c.OffsetColumn == nil {
 		t := true
 		c.OffsetColumn = &t
+	}
+	if c.VariantTypeColumn == nil {
+		t := true
+		c.VariantTypeColumn = &t
 	}
 	if c.TimestampNanos == nil {
 		t := true

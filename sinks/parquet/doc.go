@@ -13,14 +13,16 @@
 // the file in order by the sink's goroutine. Up to `parallel` row groups
 // are compressed at once while decoding fills the next batch.
 //
-// Memory bound: (parallel + 1) batches of about row_group_bytes each, plus
+// Memory bound: (parallel + 1) batches of about row_group_bytes each
+// (batches are sized from the previous row group plus 1/8 headroom and
+// reused; the first one grows by doubling and is trimmed after use), plus
 // the compressed pages of the row groups in flight (at most their
 // uncompressed size) and one page buffer (page_bytes) per column per
 // encoding row group. With the defaults on a 2-core machine (parallel 1)
 // that is about 2 × 128 MiB plus the compressed output of one row group;
-// lower row_group_bytes for wide or LOB tables on small machines. A single
-// value larger than a row group is held whole (Parquet stores values
-// whole).
+// TestParquetMemoryBound checks it (opt-in, PARQUET_MEMTEST_ROWS). Lower
+// row_group_bytes for wide or LOB tables on small machines. A single value
+// larger than a row group is held whole (Parquet stores values whole).
 //
 // Types (DESIGN.md §7): bit BOOLEAN; tinyint INT32 INT(8,false); smallint
 // INT32 INT(16,true); int INT32; bigint INT64; real FLOAT; float DOUBLE;

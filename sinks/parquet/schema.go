@@ -102,6 +102,7 @@ type colPlan struct {
 	fixedLen int  // FIXED_LEN_BYTE_ARRAY length
 	leaf     int  // index of the column's (first) leaf
 	offset   bool // datetimeoffset with a companion offset column at leaf+1
+	vtype    bool // sql_variant with a companion base-type column at leaf+1
 	node     pq.Node
 	target   string
 	lossy    string
@@ -235,7 +236,12 @@ func (s *Sink) plan(c *decode.Column) colPlan {
 		set(kVector, pq.List(pq.Leaf(pq.FloatType)), "LIST<FLOAT>")
 	case decode.TypeVariant:
 		set(kVariant, pq.String(), "BYTE_ARRAY STRING (text of the base value)")
-		p.lossy = "sql_variant is written as the text of its base value; the base type is not kept"
+		if *s.cfg.VariantTypeColumn {
+			p.vtype = true
+			p.target += " + " + c.Name + "__type STRING (base type)"
+		} else {
+			p.lossy = "sql_variant is written as the text of its base value; the base type is dropped (variant_type_column: false)"
+		}
 	default:
 		set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY (raw bytes of an unknown type)")
 	}
@@ -277,6 +283,9 @@ func buildSchema(name string, cols []decode.Column, plans []colPlan, dict []bool
 				on = pq.Optional(on)
 			}
 			g = append(g, namedField{Node: on, name: cols[i].Name + "__offset_minutes"})
+		}
+		if p.vtype {
+			g = append(g, namedField{Node: pq.Optional(pq.String()), name: cols[i].Name + "__type"})
 		}
 	}
 	return pq.NewSchema(name, g)

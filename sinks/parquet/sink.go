@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -50,14 +51,16 @@ var epochDays = decode.DateFromCivil(1970, 1, 1)
 // written once by the cell calls.
 type colBuf struct {
 	colPlan
-	scale uint8
-	name  string
-	opt   bool
-	u64   []uint64 // fixed-width values (a placeholder for NULL)
-	def   []uint8  // 1 present, 0 NULL (optional columns only)
-	arena []byte   // variable-length and fixed-length byte values, back to back
-	off   []int    // end offset in arena of each row's value (var kinds)
-	aux   []int16  // datetimeoffset: the original offset in minutes
+	scale  uint8
+	name   string
+	opt    bool
+	u64    []uint64 // fixed-width values (a placeholder for NULL)
+	def    []uint8  // 1 present, 0 NULL (optional columns only)
+	arena  []byte   // variable-length and fixed-length byte values, back to back
+	off    []int    // end offset in arena of each row's value (var kinds)
+	aux    []int16  // datetimeoffset: the original offset in minutes
+	tarena []byte   // sql_variant: base type names, back to back
+	toff   []int    // sql_variant: end offset in tarena per row (NULL: empty)
 }
 
 // batch is one row group being filled or encoded.
@@ -75,6 +78,7 @@ func (b *batch) reset() {
 	for i := range b.cols {
 		c := &b.cols[i]
 		c.u64, c.def, c.arena, c.off, c.aux = c.u64[:0], c.def[:0], c.arena[:0], c.off[:0], c.aux[:0]
+		c.tarena, c.toff = c.tarena[:0], c.toff[:0]
 	}
 	b.rows, b.bytes = 0, 0
 }
@@ -101,6 +105,7 @@ type Sink struct {
 	files    outfile.Set
 	cur      *outfile.File
 	cnt      countWriter
+	bw       *bufio.Writer
 	w        *pq.Writer
 	dict     []bool
 	fileNo   int
@@ -108,9 +113,11 @@ type Sink struct {
 	rotate   bool
 
 	rows, bytesOut int64
+	groups         int64 // row groups handed to encoders
 
 	variant bool
 	vti     decode.TypeInfo
+	vnames  map[variantKey]string
 	vstart  int
 
 	err error
@@ -209,7 +216,7 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 		p := s.plan(&cols[i])
 		p.leaf = leaf
 		leaf++
-		if p.offset {
+		if p.offset || p.vtype {
 			leaf++
 		}
 		s.plans[i] = p
@@ -276,6 +283,9 @@ func (s *Sink) Null(col int) {
 	}
 	if c.offset {
 		c.aux = append(c.aux, 0)
+	}
+	if c.vtype {
+		c.toff = append(c.toff, len(c.tarena))
 	}
 }
 
@@ -523,6 +533,33 @@ func (s *Sink) GUID(col int, v decode.GUID) {
 func (s *Sink) Variant(col int, ti *decode.TypeInfo) {
 	s.vti = *ti
 	s.variant = true
+	c := &s.fill.cols[col]
+	if c.vtype {
+		c.tarena = append(c.tarena, s.typeName(ti)...)
+		c.toff = append(c.toff, len(c.tarena))
+		s.fill.bytes += 16
+	}
+}
+
+// typeName returns the T-SQL name of a sql_variant base type, cached so a
+// row costs no allocation.
+func (s *Sink) typeName(ti *decode.TypeInfo) string {
+	k := variantKey{ti.Type, ti.Size, ti.Precision, ti.Scale}
+	if n, ok := s.vnames[k]; ok {
+		return n
+	}
+	if s.vnames == nil {
+		s.vnames = map[variantKey]string{}
+	}
+	n := engine.SQLTypeName(&decode.Column{Type: *ti})
+	s.vnames[k] = n
+	return n
+}
+
+type variantKey struct {
+	typ         byte
+	size        uint32
+	prec, scale uint8
 }
 
 func (s *Sink) variantBuf(col int) []byte {

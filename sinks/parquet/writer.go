@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"math"
@@ -31,24 +32,34 @@ func (s *Sink) startFile(b *batch) error {
 		return fmt.Errorf("parquet: %w", err)
 	}
 	s.cur = f
-	s.cnt = countWriter{w: f}
+	// count before our own buffer, so max_bytes sees committed row groups
+	if s.bw == nil {
+		s.bw = bufio.NewWriterSize(f, 256<<10)
+	} else {
+		s.bw.Reset(f)
+	}
+	s.cnt = countWriter{w: s.bw}
 	s.fileRows = b.rows
 	s.rotate = false
 	if s.dict == nil {
 		s.dict = chooseDictionary(s.cfg.Dictionary, b)
 	}
 	schema := buildSchema(s.info.Name, s.cols, s.plans, s.dict)
-	cfg, err := pq.NewWriterConfig(schema,
+	opts := []pq.WriterOption{schema,
 		pq.PageBufferSize(s.cfg.PageBytes),
 		pq.Compression(s.codec),
 		pq.DataPageStatistics(s.cfg.PageStatistics),
-		pq.DictionaryMaxBytes(1<<20),
+		pq.DictionaryMaxBytes(1 << 20),
 		pq.CreatedBy("tdsextract", "", ""),
-	)
-	if err != nil {
+		pq.WriteBufferSize(0), // the sink buffers (and counts) itself
+	}
+	// validate first: NewWriter panics on an invalid configuration (options
+	// go to NewWriter directly, since a *WriterConfig passed as an option
+	// does not carry zero values such as WriteBufferSize(0))
+	if _, err := pq.NewWriterConfig(opts...); err != nil {
 		return fmt.Errorf("parquet: writer config: %w", err)
 	}
-	s.w = pq.NewWriter(&s.cnt, cfg)
+	s.w = pq.NewWriter(&s.cnt, opts...)
 	return nil
 }
 
@@ -114,13 +125,27 @@ func (s *Sink) handoff() {
 		b.rg = s.w.BeginRowGroup()
 		b.owner = s.w
 	}
+	s.groups++
 	go func() { b.done <- b.encode() }()
 	s.inflight = append(s.inflight, b)
 	if n := len(s.free); n > 0 {
 		s.fill = s.free[n-1]
 		s.free = s.free[:n-1]
 	} else {
-		s.fill = s.newBatch()
+		// size the new batch like the one just filled: it then never
+		// grows by doubling (no copying of a half-full row group)
+		nb := s.newBatch()
+		for i := range nb.cols {
+			c, o := &nb.cols[i], &b.cols[i]
+			c.u64 = make([]uint64, 0, headroom(len(o.u64)))
+			c.def = make([]uint8, 0, headroom(len(o.def)))
+			c.arena = make([]byte, 0, headroom(len(o.arena)))
+			c.off = make([]int, 0, headroom(len(o.off)))
+			c.aux = make([]int16, 0, headroom(len(o.aux)))
+			c.tarena = make([]byte, 0, headroom(len(o.tarena)))
+			c.toff = make([]int, 0, headroom(len(o.toff)))
+		}
+		s.fill = nb
 	}
 	// commit whatever already finished, releasing its memory early
 	for len(s.inflight) > 0 && s.err == nil {
@@ -129,6 +154,34 @@ func (s *Sink) handoff() {
 			s.commit(err)
 		default:
 			return
+		}
+	}
+}
+
+// headroom is the capacity for a batch column that held n items in the
+// previous row group: a little more, so it does not have to double.
+func headroom(n int) int { return n + n/8 }
+
+// trim reallocates the columns of a batch that grew far beyond what it
+// holds (the first batch of a run grows by doubling), so that memory stays
+// near (parallel+1) × row_group_bytes. It allocates only when oversized.
+func (b *batch) trim() {
+	for i := range b.cols {
+		c := &b.cols[i]
+		if cap(c.u64) > len(c.u64)*3/2+1024 {
+			c.u64 = make([]uint64, 0, headroom(len(c.u64)))
+		}
+		if cap(c.def) > len(c.def)*3/2+1024 {
+			c.def = make([]uint8, 0, headroom(len(c.def)))
+		}
+		if cap(c.arena) > len(c.arena)*3/2+4096 {
+			c.arena = make([]byte, 0, headroom(len(c.arena)))
+		}
+		if cap(c.off) > len(c.off)*3/2+1024 {
+			c.off = make([]int, 0, headroom(len(c.off)))
+		}
+		if cap(c.aux) > len(c.aux)*3/2+1024 {
+			c.aux = make([]int16, 0, headroom(len(c.aux)))
 		}
 	}
 }
@@ -148,6 +201,7 @@ func (s *Sink) commit(encErr error) {
 			s.fail(fmt.Errorf("parquet: write row group to %s: %w", s.cur.Final, err))
 		}
 	}
+	b.trim()
 	b.reset()
 	s.free = append(s.free, b)
 	if s.cfg.MaxBytes > 0 && s.cnt.n >= s.cfg.MaxBytes {
@@ -167,6 +221,10 @@ func (s *Sink) finishFile() {
 	}
 	if err := s.w.Close(); err != nil {
 		s.fail(fmt.Errorf("parquet: close %s: %w", s.cur.Final, err))
+		return
+	}
+	if err := s.bw.Flush(); err != nil {
+		s.fail(fmt.Errorf("parquet: write %s: %w", s.cur.Final, err))
 		return
 	}
 	if err := s.cur.Finish(); err != nil {
@@ -197,6 +255,11 @@ func (b *batch) encode() (err error) {
 		if c.offset {
 			if err := b.writeOffsets(c, cws[c.leaf+1]); err != nil {
 				return fmt.Errorf("column %q: %w", c.name+"__offset_minutes", err)
+			}
+		}
+		if c.vtype {
+			if err := b.writeTypes(c, cws[c.leaf+1]); err != nil {
+				return fmt.Errorf("column %q: %w", c.name+"__type", err)
 			}
 		}
 	}
@@ -301,6 +364,28 @@ func (b *batch) writeOffsets(c *colBuf, w *pq.ColumnWriter) error {
 			b.vals = append(b.vals, v)
 		}
 		k++
+		if len(b.vals) >= valueChunk {
+			if err := b.flushVals(w); err != nil {
+				return err
+			}
+		}
+	}
+	return b.flushVals(w)
+}
+
+func (b *batch) writeTypes(c *colBuf, w *pq.ColumnWriter) error {
+	b.vals = b.vals[:0]
+	start := 0
+	for r := 0; r < int(b.rows); r++ {
+		end := c.toff[r]
+		if end == start {
+			b.vals = append(b.vals, pq.Value{})
+		} else {
+			v := pq.ByteArrayValue(c.tarena[start:end])
+			v.SetDefinitionLevel(1)
+			b.vals = append(b.vals, v)
+		}
+		start = end
 		if len(b.vals) >= valueChunk {
 			if err := b.flushVals(w); err != nil {
 				return err

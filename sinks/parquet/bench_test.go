@@ -1,0 +1,222 @@
+package parquet
+
+import (
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	pq "github.com/parquet-go/parquet-go"
+
+	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/internal/sampledb"
+)
+
+// The benchmarks run each shape two ways in the same process:
+//
+//   - tdsextract: pre-encoded TDS rows (COLMETADATA + ROW tokens from
+//     sampledb) decoded by decode.Stream straight into this sink, which
+//     writes Parquet (zstd by default) to a real file in b.TempDir().
+//   - generic_writer: what a Go user writes today: every row as boxed
+//     values (the []any a database/sql driver such as go-mssqldb hands
+//     out; here sampledb's generic Row, so the driver's own decoding cost
+//     is NOT counted, which favours this side), copied into a struct per
+//     row, written with parquet-go's GenericWriter in batches of 1024.
+//
+// Both report rows/s and allocs/row (b.ReportAllocs divided by rows).
+//
+// The sink side warms up over three 32 MiB row groups first (its batches
+// grow to their steady size once, then are reused).
+//
+//	go test ./sinks/parquet/ -run '^$' -bench . -benchtime 20x
+var benchShapes = []struct {
+	name  string
+	block int64 // rows per iteration
+	nanos bool  // wide601 spans 0001..9999 in datetime2(7): MICROS
+}{
+	{"poc48", 16384, true}, {"wide601", 256, false}, {"lob", 256, true}, {"lineitem", 16384, true},
+}
+
+// cpuTime is the process's user+system CPU time: on a shared machine it is
+// a steadier measure than wall time, and it counts the encoder goroutines.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func report(b *testing.B, rows float64, cpu0 time.Duration) {
+	b.ReportMetric(rows/b.Elapsed().Seconds(), "rows/s")
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/rows, "cpu-ns/row")
+	}
+}
+
+func benchDB() *sampledb.DB {
+	return sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{"poc48": 1 << 40, "wide601": 1 << 40, "lob": 1 << 40, "lineitem": 1 << 40}})
+}
+
+func BenchmarkParquetSink(b *testing.B) {
+	db := benchDB()
+	for _, comp := range []string{"zstd", "none"} {
+		for _, sh := range benchShapes {
+			b.Run(sh.name+"/"+comp, func(b *testing.B) {
+				tb, _ := db.Table("dbo", sh.name)
+				buf := tb.AppendRows(nil, 0, sh.block, false)
+				nanos := sh.nanos
+				// 32 MiB row groups so that several cycle within a short run
+				s, err := New(Config{Path: b.TempDir(), Compression: comp, TimestampNanos: &nanos, RowGroupBytes: 32 << 20})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx := context.Background()
+				_ = s.Open(ctx, engine.ExtractInfo{Name: sh.name})
+				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
+				_ = st.SetSink(s)
+				run := func(p []byte) {
+					for len(p) > 0 {
+						n, _, err := st.Next(p)
+						if err != nil && !errors.Is(err, decode.ErrNeedMore) {
+							b.Fatal(err)
+						}
+						p = p[n:]
+						if n == 0 {
+							b.Fatal("decoder made no progress")
+						}
+					}
+				}
+				run(decode.AppendColMetadata(nil, tb.Columns))
+				// warm up: the batches reach their steady-state size after
+				// the first row groups; measure the steady state
+				for s.groups < 3 {
+					run(buf)
+				}
+				b.SetBytes(int64(len(buf)))
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					run(buf)
+				}
+				if _, err := s.Publish(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				report(b, float64(b.N)*float64(sh.block), cpu0)
+			})
+		}
+	}
+}
+
+// goField is the field type a Go user would declare for a column read
+// through database/sql.
+func goField(c *decode.Column) reflect.Type {
+	switch c.Type.Type {
+	case decode.TypeBit, decode.TypeBitN:
+		return reflect.TypeFor[*bool]()
+	case decode.TypeInt1, decode.TypeInt2, decode.TypeInt4, decode.TypeInt8, decode.TypeIntN:
+		return reflect.TypeFor[*int64]()
+	case decode.TypeFlt4, decode.TypeFlt8, decode.TypeFltN:
+		return reflect.TypeFor[*float64]()
+	case decode.TypeDateN, decode.TypeTimeN, decode.TypeDateTime, decode.TypeDateTim4, decode.TypeDateTimeN,
+		decode.TypeDateTime2N, decode.TypeDateTimeOffset:
+		return reflect.TypeFor[*time.Time]()
+	case decode.TypeBigVarBinary, decode.TypeBigBinary, decode.TypeGUID, decode.TypeImage, decode.TypeUDT:
+		return reflect.TypeFor[[]byte]()
+	}
+	return reflect.TypeFor[*string]() // text, and decimals/money as go-mssqldb returns them (text)
+}
+
+func BenchmarkParquetGenericWriter(b *testing.B) {
+	db := benchDB()
+	for _, sh := range benchShapes {
+		b.Run(sh.name+"/zstd", func(b *testing.B) {
+			tb, _ := db.Table("dbo", sh.name)
+			var fields []reflect.StructField
+			for i := range tb.Columns {
+				c := &tb.Columns[i]
+				fields = append(fields, reflect.StructField{Name: "F" + strconv.Itoa(i), Type: goField(c),
+					Tag: reflect.StructTag(`parquet:"` + c.Name + `,optional"`)})
+			}
+			st := reflect.StructOf(fields)
+			schema := pq.SchemaOf(reflect.New(st).Elem().Interface())
+			w := pq.NewGenericWriter[any](io.Discard, schema, pq.Compression(&pq.Zstd))
+			var row []any
+			batch := make([]any, 0, 1024)
+			set := func(f reflect.Value, v any) {
+				switch x := v.(type) {
+				case nil:
+				case bool:
+					f.Set(reflect.ValueOf(&x))
+				case int64:
+					f.Set(reflect.ValueOf(&x))
+				case float32:
+					y := float64(x)
+					f.Set(reflect.ValueOf(&y))
+				case float64:
+					f.Set(reflect.ValueOf(&x))
+				case string:
+					f.Set(reflect.ValueOf(&x))
+				case []byte:
+					f.Set(reflect.ValueOf(append([]byte(nil), x...)))
+				case decode.GUID:
+					f.Set(reflect.ValueOf(append([]byte(nil), x[:]...)))
+				case decode.Decimal:
+					s := x.String()
+					f.Set(reflect.ValueOf(&s))
+				case decode.Money:
+					s := string(decode.AppendMoneyText(nil, int64(x)))
+					f.Set(reflect.ValueOf(&s))
+				case decode.DateTime:
+					t := x.Time()
+					f.Set(reflect.ValueOf(&t))
+				case decode.DateTimeOffset:
+					t := x.UTC.Time()
+					f.Set(reflect.ValueOf(&t))
+				case decode.Date:
+					t := decode.DateTime{Days: int32(x)}.Time()
+					f.Set(reflect.ValueOf(&t))
+				case decode.Time:
+					t := decode.DateTime{Ticks: int64(x)}.Time()
+					f.Set(reflect.ValueOf(&t))
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			var next int64
+			for i := 0; i < b.N; i++ {
+				for r := int64(0); r < sh.block; r++ {
+					row = tb.Row(next%sh.block, row[:0])
+					next++
+					v := reflect.New(st).Elem()
+					for c := range row {
+						set(v.Field(c), row[c])
+					}
+					batch = append(batch, v.Interface())
+					if len(batch) == cap(batch) {
+						if _, err := w.Write(batch); err != nil {
+							b.Fatal(err)
+						}
+						batch = batch[:0]
+					}
+				}
+			}
+			if _, err := w.Write(batch); err != nil {
+				b.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			report(b, float64(b.N)*float64(sh.block), cpu0)
+		})
+	}
+}
