@@ -255,6 +255,14 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 			return fail(KindExtract, fmt.Errorf("verify: counting source rows: %w", err))
 		}
 		info.EstimatedRows = n
+	} else if info.Table != "" && where == "" && r.Progress != nil {
+		// For progress only: the row count SQL Server keeps in its catalog
+		// (cheap, possibly stale). Failure just means no ETA.
+		q := "SELECT SUM(rows) FROM sys.partitions WHERE object_id = OBJECT_ID(N'" +
+			strings.ReplaceAll(QuoteIdent(info.Schema)+"."+QuoteIdent(info.Table), "'", "''") + "') AND index_id IN (0, 1)"
+		if n, err := QueryCount(ctx, conn, q, timeout); err == nil && n >= 0 {
+			info.EstimatedRows = n
+		}
 	}
 
 	specs := ex.Sinks

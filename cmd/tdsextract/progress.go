@@ -113,7 +113,7 @@ func (p *barProgress) Start(ex string, est int64) {
 		}),
 	}
 	if est > 0 {
-		decorators = append(decorators, decor.Percentage(decor.WCSyncSpace), decor.EwmaETA(decor.ET_STYLE_GO, 30))
+		decorators = append(decorators, decor.Percentage(decor.WCSyncSpace), decor.Name(" ETA "), decor.AverageETA(decor.ET_STYLE_GO))
 	}
 	st.b = p.p.AddBar(total, mpb.PrependDecorators(decor.Name(ex, decor.WCSyncSpaceR)), mpb.AppendDecorators(decorators...))
 	p.mu.Lock()
