@@ -121,7 +121,7 @@ schema (customers, products, orders, order_lines) and text tables in code pages
 				}
 			}
 			fmt.Fprintf(g.stdout, "sample server listening on %s (database %s, user %s)\n", srv.Addr(), cfg.Database, sf.user)
-			fmt.Fprintf(g.stdout, "connect with: sqlserver://%s@%s?database=%s&encrypt=disable (password via TDSEXTRACT password env or --password-env)\n",
+			fmt.Fprintf(g.stdout, "connect with: sqlserver://%s@%s?database=%s&encrypt=disable (the password given by --password; for example TDSEXTRACT_PW=... tdsextract export --password-env TDSEXTRACT_PW ...)\n",
 				url.User(sf.user).String(), srv.Addr(), cfg.Database)
 			<-cmd.Context().Done()
 			return nil
