@@ -64,6 +64,31 @@ type Config struct {
 	// Memory is about (parallel+1) × row_group_bytes plus the compressed
 	// row groups in flight. Default: 1 on machines with up to 2 CPUs, else 2.
 	Parallel int `mapstructure:"parallel"`
+	// PartitionBy writes hive-style partitions: each row goes to a file
+	// <root>/<col>=<value>/.../part-0001.parquet, where <root> is
+	// "<path>/<extract>" when path is a directory (existing, or ending in
+	// "/") and the templated path itself otherwise. Values are written as
+	// Hive writes them: integers and strings as text, bit as true/false,
+	// date as YYYY-MM-DD, uniqueidentifier canonical; characters Hive
+	// escapes become %XX; NULL and the empty string become
+	// __HIVE_DEFAULT_PARTITION__. Partition columns must be bit, integer,
+	// date, uniqueidentifier or non-LOB char/varchar/nchar/nvarchar.
+	PartitionBy []string `mapstructure:"partition_by"`
+	// PartitionColumnsInFile also stores the partition columns in the
+	// files. Default false: Hive, Spark, Trino and DuckDB (hive
+	// partitioning) rebuild them from the directory names.
+	PartitionColumnsInFile bool `mapstructure:"partition_columns_in_file"`
+	// MaxOpenPartitions caps the partitions with an open file and a
+	// buffer; a row for another partition first closes the least recently
+	// used one (its rows so far are flushed and its file finished; a later
+	// row for it starts the next numbered file, part-0002.parquet, ...).
+	// Default 32.
+	MaxOpenPartitions int `mapstructure:"max_open_partitions"`
+	// PartitionBufferBytes caps the rows buffered across all open
+	// partitions (counted like row_group_bytes); when exceeded, the
+	// partition holding the most is written out as a row group. Default:
+	// row_group_bytes.
+	PartitionBufferBytes int64 `mapstructure:"partition_buffer_bytes"`
 }
 
 // Defaults.
@@ -71,6 +96,8 @@ const (
 	DefaultPath          = "out/"
 	DefaultRowGroupBytes = 128 << 20
 	DefaultPageBytes     = 256 << 10
+	// DefaultMaxOpenPartitions is max_open_partitions' default.
+	DefaultMaxOpenPartitions = 32
 )
 
 // ParseConfig decodes options strictly, applies defaults and validates.
@@ -112,6 +139,14 @@ func (c *Config) applyDefaults() {
 		t := true
 		c.TimestampNanos = &t
 	}
+	if len(c.PartitionBy) > 0 {
+		if c.MaxOpenPartitions == 0 {
+			c.MaxOpenPartitions = DefaultMaxOpenPartitions
+		}
+		if c.PartitionBufferBytes == 0 {
+			c.PartitionBufferBytes = c.RowGroupBytes
+		}
+	}
 	if c.Parallel == 0 {
 		c.Parallel = 1
 		if runtime.GOMAXPROCS(0) > 2 {
@@ -151,6 +186,26 @@ func (c *Config) Validate() error {
 	}
 	if c.Parallel < 1 || c.Parallel > 64 {
 		return fmt.Errorf("parquet: parallel %d: use 1 .. 64", c.Parallel)
+	}
+	seen := map[string]bool{}
+	for _, p := range c.PartitionBy {
+		if p == "" {
+			return fmt.Errorf("parquet: partition_by: empty column name")
+		}
+		if seen[strings.ToLower(p)] {
+			return fmt.Errorf("parquet: partition_by: column %q listed twice", p)
+		}
+		seen[strings.ToLower(p)] = true
+	}
+	if len(c.PartitionBy) > 0 {
+		if c.MaxOpenPartitions < 1 || c.MaxOpenPartitions > 100000 {
+			return fmt.Errorf("parquet: max_open_partitions %d: use 1 .. 100000", c.MaxOpenPartitions)
+		}
+		if c.PartitionBufferBytes < 1<<10 {
+			return fmt.Errorf("parquet: partition_buffer_bytes %d: use at least 1 KiB", c.PartitionBufferBytes)
+		}
+	} else if c.PartitionColumnsInFile || c.MaxOpenPartitions != 0 || c.PartitionBufferBytes != 0 {
+		return fmt.Errorf("parquet: partition_columns_in_file, max_open_partitions and partition_buffer_bytes need partition_by")
 	}
 	return nil
 }

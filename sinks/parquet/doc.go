@@ -48,4 +48,53 @@
 // Files are written under a temporary name next to the final one, fsynced
 // and renamed in Publish; Abort removes them. max_rows / max_bytes split
 // the output into numbered files name.0001.parquet, name.0002.parquet, ...
+//
+// Hive partitions (partition_by: [col, ...]): each row goes to
+// <root>/<col>=<value>/.../part-0001.parquet, where <root> is
+// <path>/<extract> when path is a directory and the templated path
+// otherwise. Values are written as Hive and Spark write them: integers as
+// decimal text, bit as true/false, date as YYYY-MM-DD, uniqueidentifier in
+// canonical form, strings as they are except that control characters, DEL
+// and " # % ' * / : = ? \ { [ ] ^ become %XX (upper-case hex); NULL and
+// the empty string become __HIVE_DEFAULT_PARTITION__; column names are
+// escaped the same way. Only bit, integer, date, uniqueidentifier and
+// char/varchar/nchar/nvarchar columns up to 8000 bytes can partition;
+// anything else (float, decimal, binary, LOBs, xml, json, sql_variant,
+// times) is refused when the columns arrive, before any row: cast in the
+// query instead. The partition columns are left out of the files (readers
+// rebuild them from the paths) unless partition_columns_in_file: true. A
+// partition directory name longer than 255 bytes fails the run. An
+// extract without rows writes no file. Files of another run already under
+// <root> are neither removed nor merged (same-named files are replaced).
+//
+// Partitioned, the cell calls fill a one-row staging batch; EndRow builds
+// the row's key from the raw partition values in a reused buffer, finds
+// its partition (the previous row's partition without a lookup when the
+// key repeats, else a map lookup that does not allocate) and copies the
+// row into that partition's batch, so each value is copied once more than
+// unpartitioned and a row still allocates nothing in steady state. Each
+// partition has its own batch, file and numbered parts; a partition's
+// batch becomes a row group at row_group_bytes / row_group_rows, and
+// max_rows / max_bytes cut its files as above.
+//
+// Memory bound, partitioned: at most max_open_partitions (default 32)
+// partitions are open; a row for another one first closes the least
+// recently used (its rows are written as a row group, its file finished
+// and kept for Publish, its buffers released; a later row for it opens
+// its next file, part-0002.parquet, ...). The rows buffered across all
+// open partitions are capped by partition_buffer_bytes (default
+// row_group_bytes): beyond it, the partition holding the most is written
+// out as a (smaller) row group. At most `parallel` row groups encode at
+// once across all partitions and at most parallel+1 spare batches are
+// kept. So memory is about 2 × partition_buffer_bytes (batches grow by
+// doubling) + parallel × row_group_bytes in flight plus their compressed
+// pages + (parallel+1) spare batches, plus per open partition a 256 KiB
+// write buffer and its Parquet writer (about 5 KiB per column: measured
+// +100 MiB for 32 open partitions of a 600-column table); partitions that
+// are not open cost a few hundred bytes each (name, finished files). A
+// row group of another partition than the last allocates its page
+// buffers afresh (page_bytes per column), so with many interleaved
+// partitions of a wide table lower page_bytes too.
+// With many partitions prefer a lower row_group_bytes, or sort the query
+// by the partition columns so each partition is written in one go.
 package parquet

@@ -257,6 +257,15 @@ func (s *Sink) Mapping(cols []decode.Column) []engine.ColumnMapping {
 		if p.kind == kTSNanos || p.kind == kDTONanos {
 			out[i].Why = "TIMESTAMP NANOS covers 1677-09-21 .. 2262-04-11 only: a value outside fails the run (set timestamp_nanos: false for MICROS)"
 		}
+		if s.partitionIndex(cols[i].Name) >= 0 {
+			if err := partitionable(&cols[i], &p); err != nil {
+				out[i].Lossy, out[i].Why = true, err.Error()
+			} else if s.cfg.PartitionColumnsInFile {
+				out[i].Target += " + hive partition directory " + cols[i].Name + "=<value>"
+			} else {
+				out[i].Target = "hive partition directory " + cols[i].Name + "=<value> (not stored in the files)"
+			}
+		}
 	}
 	return out
 }
@@ -267,6 +276,9 @@ func buildSchema(name string, cols []decode.Column, plans []colPlan, dict []bool
 	var g orderedGroup
 	for i := range plans {
 		p := &plans[i]
+		if p.leaf < 0 { // a partition column kept out of the files
+			continue
+		}
 		n := p.node
 		if dict != nil && dict[i] {
 			n = pq.Encoded(n, &pq.RLEDictionary)

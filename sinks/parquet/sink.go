@@ -67,7 +67,8 @@ type colBuf struct {
 type batch struct {
 	cols  []colBuf
 	rows  int64
-	bytes int64 // bytes of arena values
+	bytes int64  // bytes of arena values
+	seq   uint64 // partitioned: global handoff order (0 = not yet numbered)
 	rg    *pq.ConcurrentRowGroupWriter
 	owner *pq.Writer
 	vals  []pq.Value
@@ -80,7 +81,7 @@ func (b *batch) reset() {
 		c.u64, c.def, c.arena, c.off, c.aux = c.u64[:0], c.def[:0], c.arena[:0], c.off[:0], c.aux[:0]
 		c.tarena, c.toff = c.tarena[:0], c.toff[:0]
 	}
-	b.rows, b.bytes = 0, 0
+	b.rows, b.bytes, b.seq = 0, 0, 0
 }
 
 // Sink writes one extract as Parquet. It is driven from one goroutine
@@ -119,6 +120,10 @@ type Sink struct {
 	vti     decode.TypeInfo
 	vnames  map[variantKey]string
 	vstart  int
+
+	// hive partitioning (partition_by); nil part when not partitioning
+	part    *partitioner
+	partDir string // a partition's sink: the directory of its files
 
 	err error
 }
@@ -229,6 +234,12 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 		}
 	}
 	s.fill = s.newBatch()
+	if len(s.cfg.PartitionBy) > 0 {
+		if err := s.initPartitions(); err != nil {
+			s.fail(err)
+			return s.err
+		}
+	}
 	return nil
 }
 
@@ -681,6 +692,9 @@ func (s *Sink) EndRow() error {
 	s.variant = false
 	if s.err != nil {
 		return s.err
+	}
+	if s.part != nil {
+		return s.endRowPartitioned()
 	}
 	b := s.fill
 	b.rows++

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 
 	pq "github.com/parquet-go/parquet-go"
 
@@ -17,6 +18,9 @@ import (
 const valueChunk = 8192
 
 func (s *Sink) fileName(n int) string {
+	if s.partDir != "" {
+		return filepath.Join(s.partDir, fmt.Sprintf("part-%04d.parquet", n))
+	}
 	if !s.split {
 		return s.final
 	}
@@ -249,6 +253,9 @@ func (b *batch) encode() (err error) {
 	cws := b.rg.ColumnWriters()
 	for i := range b.cols {
 		c := &b.cols[i]
+		if c.leaf < 0 { // a partition column kept out of the files
+			continue
+		}
 		if err := b.writeColumn(c, cws[c.leaf]); err != nil {
 			return fmt.Errorf("column %q: %w", c.name, err)
 		}
@@ -403,6 +410,9 @@ func (s *Sink) Publish(ctx context.Context) (engine.SinkStats, error) {
 	if s.err != nil {
 		return engine.SinkStats{}, s.err
 	}
+	if s.part != nil {
+		return s.publishPartitioned()
+	}
 	if s.started && s.w == nil && (s.fill.rows > 0 || len(s.files.Files) == 0) {
 		if err := s.startFile(s.fill); err != nil {
 			s.fail(err)
@@ -424,6 +434,10 @@ func (s *Sink) Publish(ctx context.Context) (engine.SinkStats, error) {
 
 // Abort waits for the encoders and removes every temporary file.
 func (s *Sink) Abort(ctx context.Context) error {
+	var perr error
+	if s.part != nil {
+		perr = s.abortPartitions(ctx)
+	}
 	for len(s.inflight) > 0 {
 		<-s.inflight[0].done
 		s.inflight = s.inflight[1:]
@@ -435,5 +449,5 @@ func (s *Sink) Abort(ctx context.Context) error {
 	if err := s.files.Abort(); err != nil {
 		return fmt.Errorf("parquet: abort: %w", err)
 	}
-	return nil
+	return perr
 }
