@@ -5,7 +5,6 @@ import (
 	"context"
 	stdcsv "encoding/csv"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,41 +13,13 @@ import (
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
-// streamTable sends rows [0, rows) of tb through the real decoder
-// (decode.Stream over pre-encoded COLMETADATA and ROW/NBCROW tokens).
+// streamTable sends rows [0, rows) of tb through the real decoder into sink.
 func streamTable(t testing.TB, tb *sampledb.Table, sink decode.CellSink, rows int64, nbc bool) {
 	t.Helper()
-	st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
-	if err := st.SetSink(sink); err != nil {
-		t.Fatal(err)
-	}
-	var pending []byte
-	feed := func(b []byte) {
-		pending = append(pending, b...)
-		for len(pending) > 0 {
-			n, _, err := st.Next(pending)
-			pending = pending[n:]
-			if errors.Is(err, decode.ErrNeedMore) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("decode: %v", err)
-			}
-		}
-		pending = append([]byte(nil), pending...)
-	}
-	feed(decode.AppendColMetadata(nil, tb.Columns))
-	var buf []byte
-	for from := int64(0); from < rows; from += 256 {
-		buf = tb.AppendRows(buf[:0], from, min(from+256, rows), nbc)
-		feed(buf)
-	}
-	feed(decode.Done{Token: decode.TokenDone, Status: decode.DoneCount, RowCount: uint64(rows)}.Append(nil))
-	if len(pending) != 0 {
-		t.Fatalf("%d bytes left undecoded", len(pending))
-	}
+	sinktest.StreamTable(t, tb, sink, rows, nbc)
 }
 
 // textOf renders a generic value by the documented CSV rules.
