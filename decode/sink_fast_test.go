@@ -96,46 +96,56 @@ func (s *fastColSink) Bytes(col int, p []byte) {
 
 type slowColSink struct{ colSink }
 
-// BenchmarkSinkAB measures the BytesSink fast path: the BeginValue sequence
-// (A, slowColSink) against Bytes (B, fastColSink), A B B A interleaved on
-// one locked thread in thread CPU time; it reports the median and spread
-// of the per-pair ratio B/A (below 1: the fast path pays) and checks that
-// both legs computed the same checksum.
+// BenchmarkSinkAB measures the optional fast paths of sink.go, each
+// against the sink without it, A B B A interleaved on one locked thread in
+// thread CPU time: bytes is the BeginValue sequence (A, slowColSink)
+// against BytesSink (B, fastColSink). It reports the median and spread of the
+// per-pair ratio B/A (below 1: the fast path pays) and checks that both
+// legs computed the same checksum.
 //
 //	go test ./decode/ -run '^$' -bench 'SinkAB' -benchtime 40x
 func BenchmarkSinkAB(b *testing.B) {
-	for _, shape := range benchShapes {
-		meta, rows, _ := buildShape(b, shape)
-		b.Run(shape.name(), func(b *testing.B) {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			sa, sb := &slowColSink{}, &fastColSink{}
-			a := newBenchStream(b, meta, sa)
-			bs := newBenchStream(b, meta, sb)
-			decodeRows(b, a, rows)
-			decodeRows(b, bs, rows)
-			ratios := make([]float64, 0, 1<<16)
-			for b.Loop() {
-				t0 := threadCPU()
+	type sinkPair struct {
+		name string
+		a, b func() (decode.CellSink, *colSink)
+	}
+	slow := func() (decode.CellSink, *colSink) { s := &slowColSink{}; return s, &s.colSink }
+	fast := func() (decode.CellSink, *colSink) { s := &fastColSink{}; return s, &s.colSink }
+	for _, pair := range []sinkPair{{"bytes", slow, fast}} {
+		for _, shape := range benchShapes {
+			meta, rows, _ := buildShape(b, shape)
+			b.Run(pair.name+"/"+shape.name(), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				sinkA, sa := pair.a()
+				sinkB, sb := pair.b()
+				a := newBenchStream(b, meta, sinkA)
+				bs := newBenchStream(b, meta, sinkB)
 				decodeRows(b, a, rows)
-				t1 := threadCPU()
 				decodeRows(b, bs, rows)
-				t2 := threadCPU()
-				decodeRows(b, bs, rows)
-				t3 := threadCPU()
-				decodeRows(b, a, rows)
-				t4 := threadCPU()
-				ratios = append(ratios, float64((t2-t1)+(t3-t2))/float64((t1-t0)+(t4-t3)))
-			}
-			sort.Float64s(ratios)
-			b.ReportMetric(ratios[len(ratios)/2], "B/A-median")
-			b.ReportMetric(ratios[0], "B/A-min")
-			b.ReportMetric(ratios[len(ratios)-1], "B/A-max")
-			sa.flush()
-			sb.flush()
-			if sa.sum != sb.sum {
-				b.Fatalf("checksums differ: %x vs %x", sa.sum, sb.sum)
-			}
-		})
+				ratios := make([]float64, 0, 1<<16)
+				for b.Loop() {
+					t0 := threadCPU()
+					decodeRows(b, a, rows)
+					t1 := threadCPU()
+					decodeRows(b, bs, rows)
+					t2 := threadCPU()
+					decodeRows(b, bs, rows)
+					t3 := threadCPU()
+					decodeRows(b, a, rows)
+					t4 := threadCPU()
+					ratios = append(ratios, float64((t2-t1)+(t3-t2))/float64((t1-t0)+(t4-t3)))
+				}
+				sort.Float64s(ratios)
+				b.ReportMetric(ratios[len(ratios)/2], "B/A-median")
+				b.ReportMetric(ratios[0], "B/A-min")
+				b.ReportMetric(ratios[len(ratios)-1], "B/A-max")
+				sa.flush()
+				sb.flush()
+				if sa.sum != sb.sum || sa.rows != sb.rows {
+					b.Fatalf("checksums differ: %x vs %x", sa.sum, sb.sum)
+				}
+			})
+		}
 	}
 }

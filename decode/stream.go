@@ -488,8 +488,20 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 				end := pos + 2 + l
 				if l < 0xFFFF && uint32(l) <= p.max && l+2 <= maxRes && end <= len(buf) && (!p.utf16 || l&1 == 0) {
 					v := buf[pos+2 : end]
+					ascii := false
+					if p.fast == fastText {
+						if l <= 8 && pos+10 <= len(buf) {
+							// A short value: one load, masked to its
+							// length, instead of a loop whose exit
+							// mispredicts as lengths vary.
+							w := binary.LittleEndian.Uint64(buf[pos+2:])
+							ascii = w&(^uint64(0)>>((8-l)*8))&0x8080808080808080 == 0
+						} else {
+							ascii = isASCII(v)
+						}
+					}
 					switch {
-					case p.fast == fastBytes || p.fast == fastText && isASCII(v):
+					case p.fast == fastBytes || ascii:
 						// No transcoding: the bytes are the value.
 						if bs != nil {
 							bs.Bytes(col, v)

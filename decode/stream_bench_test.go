@@ -28,6 +28,8 @@ type benchShape struct {
 	rows    int64
 	discard bool // nil sink: every column skipped
 	nop     bool // a sink whose methods do nothing: the cost of the calls alone
+	nopB    bool // the same with the BytesSink fast path
+	slow    bool // colSink without the BytesSink fast path (4 calls per varchar)
 	big     bool // a stream far larger than the caches (memmove from DRAM)
 }
 
@@ -51,6 +53,12 @@ func (s benchShape) name() string {
 	}
 	if s.nop {
 		n += "/nopsink"
+	}
+	if s.nopB {
+		n += "/nopbytes"
+	}
+	if s.slow {
+		n += "/4call"
 	}
 	if s.big {
 		n += "/dram"
@@ -230,6 +238,11 @@ func (nopSink) Write(int, []byte)                            {}
 func (nopSink) EndValue(int)                                 {}
 func (nopSink) EndRow() error                                { return nil }
 
+// nopBytesSink is nopSink with the BytesSink fast path.
+type nopBytesSink struct{ nopSink }
+
+func (nopBytesSink) Bytes(int, []byte) {}
+
 // newBenchStream returns a Stream with the shape's columns decoded.
 func newBenchStream(tb testing.TB, meta []byte, sink decode.CellSink) *decode.Stream {
 	s := decode.NewStream(decode.StreamOptions{})
@@ -399,18 +412,31 @@ func threadCPU() int64 {
 //	go test ./decode/ -run '^$' -bench 'StreamVsMemmove' -benchtime 40x
 func BenchmarkStreamVsMemmove(b *testing.B) {
 	for _, shape := range append(benchShapes, benchShape{table: "poc48", rows: 4096, discard: true},
-		benchShape{table: "poc48", rows: 4096, nop: true}, benchShape{table: "poc48", rows: 100000, big: true}) {
+		benchShape{table: "poc48", rows: 4096, nop: true}, benchShape{table: "poc48", rows: 4096, nopB: true},
+		benchShape{table: "poc48", rows: 4096, slow: true}, benchShape{table: "poc48", rows: 100000, big: true}) {
 		meta, rows, ncols := buildShape(b, shape)
 		b.Run(shape.name(), func(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			sink := &colSink{}
-			s := newBenchStream(b, meta, sink)
+			// The columnar sink with the BytesSink fast path, as a real
+			// columnar sink implements it; /4call without it.
+			var sink *colSink
+			var s *decode.Stream
+			if shape.slow {
+				sl := &slowColSink{}
+				sink, s = &sl.colSink, newBenchStream(b, meta, sl)
+			} else {
+				f := &fastColSink{}
+				sink, s = &f.colSink, newBenchStream(b, meta, f)
+			}
 			if shape.discard {
 				s = newBenchStream(b, meta, nil)
 			}
 			if shape.nop {
 				s = newBenchStream(b, meta, nopSink{})
+			}
+			if shape.nopB {
+				s = newBenchStream(b, meta, nopBytesSink{})
 			}
 			dst := make([]byte, len(rows))
 			nrows := decodeRows(b, s, rows) // warm up
