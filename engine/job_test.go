@@ -139,3 +139,47 @@ func TestTeeFansOut(t *testing.T) {
 		t.Fatalf("a %v, b %v", a.Rows, b.Rows)
 	}
 }
+
+// bytesCapture takes the decoder's one-call fast path and counts its use.
+type bytesCapture struct {
+	decode.Capture
+	calls int
+}
+
+func (b *bytesCapture) Bytes(col int, p []byte) {
+	b.calls++
+	b.BeginValue(col, int64(len(p)))
+	b.Write(col, p)
+	b.EndValue(col)
+}
+
+// plainCapture hides any fast path the Capture may have.
+type plainCapture struct{ decode.CellSink }
+
+// A tee forwards Bytes as one call to sinks that take it and as the
+// three-call sequence to sinks that do not; the counting wrapper of the
+// runner keeps the fast path visible.
+func TestTeeForwardsBytes(t *testing.T) {
+	fast := &bytesCapture{}
+	var slow decode.Capture
+	tee := Tee(fast, plainCapture{&slow})
+	bs, ok := newCountingSink(tee, 8192).CellSink.(decode.BytesSink)
+	if !ok {
+		t.Fatal("the tee hides the Bytes fast path")
+	}
+	cols := []decode.Column{{Name: "b", Type: decode.TypeInfo{Type: decode.TypeBigVarBinary, Size: 10}}}
+	if err := tee.Columns(cols, make([]decode.Mode, 1)); err != nil {
+		t.Fatal(err)
+	}
+	bs.Bytes(0, []byte{1, 2})
+	tee.EndRow()
+	bs.Bytes(0, nil)
+	tee.EndRow()
+	want := [][]any{{[]byte{1, 2}}, {[]byte{}}}
+	if !reflect.DeepEqual(fast.Rows, want) || !reflect.DeepEqual(slow.Rows, want) || fast.calls != 2 {
+		t.Fatalf("fast %v (%d calls), slow %v", fast.Rows, fast.calls, slow.Rows)
+	}
+	if _, ok := any(newCountingSink(plainCapture{&slow}, 1)).(decode.BytesSink); !ok {
+		t.Fatal("countingSink must always offer Bytes")
+	}
+}

@@ -296,7 +296,7 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 	for i, s := range sinks {
 		cs[i] = s
 	}
-	counter := &countingSink{CellSink: Tee(cs...), every: 8192}
+	counter := newCountingSink(Tee(cs...), 8192)
 	if r.Progress != nil {
 		counter.onTick = func(n int64) { r.Progress.Update(name, n, wire.Load()) }
 	}
@@ -340,11 +340,29 @@ func rate(n int64, d time.Duration) float64 {
 }
 
 // countingSink counts rows at EndRow and calls onTick every `every` rows.
+// It forwards the decoder's BytesSink fast path when the wrapped sink has it.
 type countingSink struct {
 	decode.CellSink
+	bytes  decode.BytesSink
 	rows   int64
 	every  int64
 	onTick func(int64)
+}
+
+func newCountingSink(s decode.CellSink, every int64) *countingSink {
+	c := &countingSink{CellSink: s, every: every}
+	c.bytes, _ = s.(decode.BytesSink)
+	return c
+}
+
+func (c *countingSink) Bytes(col int, p []byte) {
+	if c.bytes != nil {
+		c.bytes.Bytes(col, p)
+		return
+	}
+	c.CellSink.BeginValue(col, int64(len(p)))
+	c.CellSink.Write(col, p)
+	c.CellSink.EndValue(col)
 }
 
 func (c *countingSink) EndRow() error {

@@ -21,6 +21,7 @@ func Tee(sinks ...decode.CellSink) decode.CellSink {
 
 type tee struct {
 	sinks    []decode.CellSink
+	bytes    []decode.BytesSink // per sink: its fast path, or nil
 	modes    [][]decode.Mode
 	reserved []byte // the first sink's destination of the current part
 	ownFirst bool   // the first sink declined Reserve: parts go to all as Write
@@ -32,6 +33,12 @@ func (t *tee) Columns(cols []decode.Column, modes []decode.Mode) error {
 		t.modes = make([][]decode.Mode, len(t.sinks))
 	}
 	t.modes = t.modes[:len(t.sinks)]
+	if t.bytes == nil {
+		t.bytes = make([]decode.BytesSink, len(t.sinks))
+		for i, s := range t.sinks {
+			t.bytes[i], _ = s.(decode.BytesSink)
+		}
+	}
 	var errs []error
 	for i, s := range t.sinks {
 		m := t.modes[i][:0]
@@ -234,6 +241,23 @@ func (t *tee) Write(col int, p []byte) {
 		if !t.skip(i, col) {
 			s.Write(col, p)
 		}
+	}
+}
+
+// Bytes forwards a complete value: as one call to sinks that take it
+// (decode.BytesSink), as the BeginValue/Write/EndValue sequence to others.
+func (t *tee) Bytes(col int, p []byte) {
+	for i, s := range t.sinks {
+		if t.skip(i, col) {
+			continue
+		}
+		if b := t.bytes[i]; b != nil {
+			b.Bytes(col, p)
+			continue
+		}
+		s.BeginValue(col, int64(len(p)))
+		s.Write(col, p)
+		s.EndValue(col)
 	}
 }
 

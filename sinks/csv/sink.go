@@ -38,8 +38,9 @@ func init() {
 }
 
 var (
-	_ engine.Sink   = (*Sink)(nil)
-	_ engine.Mapper = (*Sink)(nil)
+	_ engine.Sink      = (*Sink)(nil)
+	_ decode.BytesSink = (*Sink)(nil)
+	_ engine.Mapper    = (*Sink)(nil)
 )
 
 // streamThreshold is the size above which a text or binary value is no
@@ -721,4 +722,13 @@ func (s *Sink) Abort(ctx context.Context) error {
 		return fmt.Errorf("csv: abort: %w", err)
 	}
 	return nil
+}
+
+// Bytes takes a complete, resident value in one call (decode.BytesSink):
+// the decoder skips three interface calls per value; the bytes are copied
+// once, as through Write.
+func (s *Sink) Bytes(col int, p []byte) {
+	s.BeginValue(col, int64(len(p)))
+	s.Write(col, p)
+	s.EndValue(col)
 }

@@ -39,8 +39,9 @@ func init() {
 }
 
 var (
-	_ engine.Sink   = (*Sink)(nil)
-	_ engine.Mapper = (*Sink)(nil)
+	_ engine.Sink      = (*Sink)(nil)
+	_ decode.BytesSink = (*Sink)(nil)
+	_ engine.Mapper    = (*Sink)(nil)
 )
 
 // epochDays is 1970-01-01 as days since 0001-01-01 (Parquet DATE and
@@ -709,4 +710,13 @@ func (s *Sink) EndRow() error {
 		}
 	}
 	return s.err
+}
+
+// Bytes takes a complete, resident value in one call (decode.BytesSink):
+// the decoder skips three interface calls per value; the bytes are copied
+// once, as through Write.
+func (s *Sink) Bytes(col int, p []byte) {
+	s.BeginValue(col, int64(len(p)))
+	s.Write(col, p)
+	s.EndValue(col)
 }
