@@ -83,7 +83,7 @@ type leg struct {
 func main() {
 	var (
 		out    = flag.String("out", "bench/results/latest.json", "JSON results file")
-		md     = flag.String("md", "", "also write the markdown table here")
+		md     = flag.String("md", "bench/results/latest.md", "also write the summary and the full markdown table here")
 		shapes = flag.String("shapes", "poc48,odbc5,wide601,lob,temporal,lineitem", "shapes to run")
 		modes  = flag.String("modes", "memory,loopback", "memory, loopback")
 		reps   = flag.Int("reps", 9, "repetitions per leg (the first is discarded; at least 9)")
@@ -119,10 +119,13 @@ func main() {
 			printTable(os.Stderr, rs)
 		}
 	}
-	table := markdown(results)
+	table := summary(results) + "\n" + markdown(results)
 	fmt.Print(table)
 	if *md != "" {
-		_ = os.WriteFile(*md, []byte(table), 0o644)
+		_ = os.MkdirAll(filepath.Dir(*md), 0o755)
+		if err := os.WriteFile(*md, []byte(table), 0o644); err != nil {
+			fail(err)
+		}
 	}
 	if *out != "" {
 		_ = os.MkdirAll(filepath.Dir(*out), 0o755)
@@ -561,3 +564,47 @@ func markdown(rs []Result) string {
 
 var _ = errors.New
 var _ = decode.TypeInt4
+
+// summary is one line per shape and mode: tdsextract's throughput and
+// allocations, and how long each other leg takes relative to it.
+func summary(rs []Result) string {
+	var b strings.Builder
+	b.WriteString("| shape | mode | tdsextract rows/s | allocs/row | go-mssqldb time (× tdsextract's) | go-mssqldb allocs/row | freebcp time (×) | tdsextract / raw-server throughput | checksum |\n")
+	b.WriteString("|---|---|---:|---:|---|---:|---|---:|---|\n")
+	type key struct{ shape, mode string }
+	var order []key
+	by := map[key]map[string]Result{}
+	for _, r := range rs {
+		k := key{r.Shape, r.Mode}
+		if by[k] == nil {
+			by[k] = map[string]Result{}
+			order = append(order, k)
+		}
+		by[k][r.Leg] = r
+	}
+	ratio := func(r Result, ok bool) string {
+		if !ok || r.RatioToTDSX == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f (%.2f..%.2f)", r.RatioToTDSX.PairMed, r.RatioToTDSX.PairMin, r.RatioToTDSX.PairMax)
+	}
+	allocs := func(r Result, ok bool) string {
+		if !ok || r.AllocsPerRow == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", *r.AllocsPerRow)
+	}
+	for _, k := range order {
+		legs := by[k]
+		t := legs["tdsextract"]
+		m, okM := legs["go-mssqldb"]
+		f, okF := legs["freebcp"]
+		share := "-"
+		if rsv, ok := legs["raw-server"]; ok && t.MedianMs > 0 {
+			share = fmt.Sprintf("%.0f%%", 100*rsv.MedianMs/t.MedianMs)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s |\n", k.shape, k.mode, t.RowsPerS, allocs(t, true),
+			ratio(m, okM), allocs(m, okM), ratio(f, okF), share, t.Checksum)
+	}
+	return b.String()
+}
