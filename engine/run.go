@@ -305,7 +305,7 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 	es.Rows, es.WireBytes = rows, wire.Load()
 	if qerr != nil {
 		abortAll()
-		return fail(KindExtract, qerr)
+		return fail(KindExtract, withHint(qerr))
 	}
 	if verify {
 		es.Verified, es.SourceRows = "count", info.EstimatedRows
@@ -498,3 +498,34 @@ func (m *metaSink) Columns(cols []decode.Column, modes []decode.Mode) error {
 }
 
 func (m *metaSink) EndRow() error { return nil }
+
+// hinted adds what to do to an extraction error; errors.As and errors.Is
+// still see the original.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() + " (" + h.hint + ")" }
+func (h *hinted) Unwrap() error { return h.err }
+
+// withHint says what to do about a failed query: every error message of a
+// run says what to change.
+func withHint(err error) error {
+	var pe *decode.ProtocolError
+	var se *ServerError
+	var te *TimeoutError
+	switch {
+	case errors.As(err, &te):
+		return &hinted{err, "the request deadline was used up waiting for the server; raise source.timeout or the extract's timeout (--timeout), or find why the server stalls; nothing was published"}
+	case errors.As(err, &pe):
+		return &hinted{err, "the server sent data that is not valid TDS, so the connection was closed; nothing was published; if the server is a real SQL Server, please report this with its version"}
+	case errors.As(err, &se) && !IsTransient(err):
+		return &hinted{err, "the server rejected the query: check the table, columns, where and convert settings; nothing was published"}
+	case IsTransient(err):
+		return &hinted{err, "a transient failure (connection lost, deadlock, failover): rerun the job; nothing was published"}
+	case errors.Is(err, context.Canceled):
+		return &hinted{err, "the run was cancelled; nothing was published"}
+	}
+	return err
+}
