@@ -3,7 +3,6 @@ package decode_test
 import (
 	"reflect"
 	"runtime"
-	"sort"
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
@@ -123,23 +122,7 @@ func BenchmarkSinkAB(b *testing.B) {
 				bs := newBenchStream(b, meta, sinkB)
 				decodeRows(b, a, rows)
 				decodeRows(b, bs, rows)
-				ratios := make([]float64, 0, 1<<16)
-				for b.Loop() {
-					t0 := threadCPU()
-					decodeRows(b, a, rows)
-					t1 := threadCPU()
-					decodeRows(b, bs, rows)
-					t2 := threadCPU()
-					decodeRows(b, bs, rows)
-					t3 := threadCPU()
-					decodeRows(b, a, rows)
-					t4 := threadCPU()
-					ratios = append(ratios, float64((t2-t1)+(t3-t2))/float64((t1-t0)+(t4-t3)))
-				}
-				sort.Float64s(ratios)
-				b.ReportMetric(ratios[len(ratios)/2], "B/A-median")
-				b.ReportMetric(ratios[0], "B/A-min")
-				b.ReportMetric(ratios[len(ratios)-1], "B/A-max")
+				abbaCPU(b, func() { decodeRows(b, a, rows) }, func() { decodeRows(b, bs, rows) })
 				sa.flush()
 				sb.flush()
 				if sa.sum != sb.sum || sa.rows != sb.rows {

@@ -500,23 +500,7 @@ func BenchmarkStreamFastPathAB(b *testing.B) {
 			decode.SetFastPaths(true)
 			decodeRows(b, a, rows)
 			decodeRows(b, bs, rows)
-			ratios := make([]float64, 0, 1<<16)
-			for b.Loop() {
-				t0 := threadCPU()
-				decodeRows(b, a, rows)
-				t1 := threadCPU()
-				decodeRows(b, bs, rows)
-				t2 := threadCPU()
-				decodeRows(b, bs, rows)
-				t3 := threadCPU()
-				decodeRows(b, a, rows)
-				t4 := threadCPU()
-				ratios = append(ratios, float64((t2-t1)+(t3-t2))/float64((t1-t0)+(t4-t3)))
-			}
-			sort.Float64s(ratios)
-			b.ReportMetric(ratios[len(ratios)/2], "B/A-median")
-			b.ReportMetric(ratios[0], "B/A-min")
-			b.ReportMetric(ratios[len(ratios)-1], "B/A-max")
+			abbaCPU(b, func() { decodeRows(b, a, rows) }, func() { decodeRows(b, bs, rows) })
 			sa.flush()
 			sb.flush()
 			if sa.sum != sb.sum {
@@ -524,4 +508,27 @@ func BenchmarkStreamFastPathAB(b *testing.B) {
 			}
 		})
 	}
+}
+
+// abbaCPU times a and b interleaved A B B A in thread CPU time for every
+// benchmark iteration and reports the median, min and max of the B/A
+// ratio per quadruple.
+func abbaCPU(tb *testing.B, a, b func()) {
+	ratios := make([]float64, 0, 1<<16)
+	for tb.Loop() {
+		t0 := threadCPU()
+		a()
+		t1 := threadCPU()
+		b()
+		t2 := threadCPU()
+		b()
+		t3 := threadCPU()
+		a()
+		t4 := threadCPU()
+		ratios = append(ratios, float64((t2-t1)+(t3-t2))/float64((t1-t0)+(t4-t3)))
+	}
+	sort.Float64s(ratios)
+	tb.ReportMetric(ratios[len(ratios)/2], "B/A-median")
+	tb.ReportMetric(ratios[0], "B/A-min")
+	tb.ReportMetric(ratios[len(ratios)-1], "B/A-max")
 }
