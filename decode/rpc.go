@@ -67,7 +67,14 @@ type RPCRequest struct {
 
 // RPCParam is one parameter: name (with its '@', or empty for positional),
 // status flags, TYPE_INFO (RPC form) and the value's complete wire bytes
-// (length prefix and PLP framing included, as ValueWireLen measures them).
+// in their ROW form (length prefix and PLP framing included, as
+// ValueWireLen measures them), so DecodeCell reads any parameter.
+//
+// text, ntext and image differ: in an RPC their value is LONGLEN + data,
+// 0xFFFFFFFF for NULL, with no text pointer (MS-TDS 2.2.6.6, ParamLenData),
+// while a ROW carries a text pointer and timestamp first. Decode converts
+// such a value to the ROW form (a zero text pointer and timestamp), and
+// Encode converts it back, so Value always has the ROW form.
 type RPCParam struct {
 	Name   string
 	Status byte
@@ -167,6 +174,16 @@ func decodeRPCBody(rd *msgReader, r *RPCRequest) error {
 			return rpcParamErr(err, len(r.Params), rd.off, "TYPE_INFO")
 		}
 		rd.off += tn
+		if isLongLenText(p.Type.Type) {
+			v, n, err := rpcTextToRow(rd.b[rd.off:])
+			if err != nil {
+				return rpcParamErr(err, len(r.Params), rd.off, "value")
+			}
+			rd.off += n
+			p.Value = v
+			r.Params = append(r.Params, p)
+			continue
+		}
 		vn, err := valueLen(rd.b[rd.off:], &p.Type)
 		if err != nil {
 			return rpcParamErr(err, len(r.Params), rd.off, "value")
@@ -257,6 +274,10 @@ func (r *RPCRequest) appendBody(dst []byte) ([]byte, error) {
 		dst = appendBVarChar(dst, p.Name)
 		dst = append(dst, p.Status)
 		dst = AppendParamTypeInfo(dst, &p.Type)
+		if isLongLenText(p.Type.Type) {
+			dst = appendRPCText(dst, p.Value)
+			continue
+		}
 		dst = append(dst, p.Value...)
 	}
 	return dst, nil
@@ -351,4 +372,45 @@ func appendNullValue(dst []byte, ti *TypeInfo) []byte {
 		return dst // fixed types have no NULL; callers must use the N types
 	}
 	return append(dst, 0)
+}
+
+func isLongLenText(t byte) bool { return t == TypeText || t == TypeNText || t == TypeImage }
+
+// textPtrLen is the length of the dummy text pointer of a converted value.
+const textPtrLen = 16
+
+// rpcTextToRow reads a text/ntext/image parameter value in its RPC form
+// (LONGLEN + data; 0xFFFFFFFF is NULL) from src and returns it in the ROW
+// form (text pointer length, text pointer, 8-byte timestamp, LONGLEN,
+// data; NULL is a zero text pointer length) and the bytes read.
+func rpcTextToRow(src []byte) ([]byte, int, error) {
+	if len(src) < 4 {
+		return nil, 0, ErrNeedMore
+	}
+	n := binary.LittleEndian.Uint32(src)
+	if n == 0xFFFFFFFF {
+		return []byte{0}, 4, nil
+	}
+	if n > MaxValueSize {
+		return nil, 0, protoErr(0, "", 0, "text value length "+strconv.FormatUint(uint64(n), 10)+" exceeds the value size limit")
+	}
+	if uint64(len(src)-4) < uint64(n) {
+		return nil, 0, ErrNeedMore
+	}
+	v := make([]byte, 0, 1+textPtrLen+8+4+int(n))
+	v = append(v, textPtrLen)
+	v = append(v, make([]byte, textPtrLen+8)...)
+	v = binary.LittleEndian.AppendUint32(v, n)
+	v = append(v, src[4:4+n]...)
+	return v, 4 + int(n), nil
+}
+
+// appendRPCText appends a text/ntext/image value given in its ROW form
+// (checked by the caller with valueLen) in the RPC form.
+func appendRPCText(dst, row []byte) []byte {
+	if len(row) == 0 || row[0] == 0 {
+		return binary.LittleEndian.AppendUint32(dst, 0xFFFFFFFF)
+	}
+	data := row[1+int(row[0])+8:] // text pointer and timestamp dropped
+	return append(dst, data...)   // LONGLEN + data, as the RPC form wants
 }

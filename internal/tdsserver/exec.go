@@ -160,11 +160,6 @@ func (c *conn) writeError(err error) {
 func (c *conn) runRPCs(payload []byte) error {
 	reqs, err := decode.DecodeRPCBatch(payload)
 	if err != nil {
-		if fixed, changed, ferr := rpcTextToRowForm(payload); ferr == nil && changed {
-			reqs, err = decode.DecodeRPCBatch(fixed)
-		}
-	}
-	if err != nil {
 		// Malformed: close the connection, as SQL Server does.
 		c.srv.cfg.Logger.Warn("tdsserver: bad RPC request", "spid", c.spid, "err", err,
 			"payload", hex.EncodeToString(payload[:min(len(payload), 512)]))
@@ -206,13 +201,7 @@ func (c *conn) runRPC(r *decode.RPCRequest, last bool) (stop bool, err error) {
 	params := make([]sqlexec.Param, len(r.Params))
 	for i := range r.Params {
 		p := &r.Params[i]
-		var v any
-		var err error
-		if isTextType(p.Type.Type) {
-			v, err = textParamValue(p)
-		} else {
-			v, err = paramValue(p)
-		}
+		v, err := paramValue(p)
 		if err != nil {
 			return c.rpcError(&sqlexec.Error{Number: 8016, State: 1, Class: 16, Line: 1,
 				Message: fmt.Sprintf("The incoming tabular data stream (TDS) remote procedure call (RPC) protocol stream is incorrect. Parameter %d (\"%s\"): %v", i+1, p.Name, err)}, last)

@@ -1,7 +1,6 @@
 package tdsserver
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
@@ -28,44 +27,42 @@ func rpcWithNText(params, stmt []byte, nullParams bool) []byte {
 	return p
 }
 
+// FreeTDS's ODBC driver sends sp_prepexec with ntext parameters in the RPC
+// form (LONGLEN + data); decode reads them and the server's parameter
+// decoding turns them into strings.
 func TestRPCTextParams(t *testing.T) {
 	stmt := decode.AppendUTF16LE(nil, "SELECT 1")
 	for _, null := range []bool{true, false} {
 		payload := rpcWithNText(decode.AppendUTF16LE(nil, "@a int"), stmt, null)
-		fixed, changed, err := rpcTextToRowForm(payload)
-		if err != nil || !changed {
-			t.Fatalf("rewrite: %v %v", changed, err)
-		}
-		reqs, err := decode.DecodeRPCBatch(fixed)
+		reqs, err := decode.DecodeRPCBatch(payload)
 		if err != nil {
-			// decode reads the RPC form natively: then the original must parse.
-			if reqs, err = decode.DecodeRPCBatch(payload); err != nil {
-				t.Fatal(err)
-			}
+			t.Fatal(err)
 		}
 		if len(reqs) != 1 || len(reqs[0].Params) != 3 {
 			t.Fatalf("%+v", reqs)
 		}
-		v, err := textParamValue(&reqs[0].Params[2])
+		v, err := paramValue(&reqs[0].Params[2])
 		if err != nil || v != "SELECT 1" {
 			t.Fatalf("stmt = %v, %v", v, err)
 		}
-		v, err = textParamValue(&reqs[0].Params[1])
+		v, err = paramValue(&reqs[0].Params[1])
 		if err != nil || (null && v != nil) || (!null && v != "@a int") {
 			t.Fatalf("params = %v, %v (null %v)", v, err, null)
 		}
 	}
 }
 
-func FuzzRPCTextToRowForm(f *testing.F) {
+func FuzzRPCPayload(f *testing.F) {
 	f.Add(rpcWithNText([]byte("a\x00"), []byte("b\x00"), false))
 	f.Add(rpcWithNText(nil, []byte{}, true))
 	f.Fuzz(func(t *testing.T, p []byte) {
-		out, changed, err := rpcTextToRowForm(p)
-		if err == nil && !changed && !bytes.Equal(out, p) {
-			t.Fatal("unchanged rewrite differs from its input")
+		if reqs, err := decode.DecodeRPCBatch(p); err == nil {
+			for i := range reqs {
+				for j := range reqs[i].Params {
+					paramValue(&reqs[i].Params[j])
+				}
+			}
 		}
-		textParamData(p)
 		parseFedAuthToken(p)
 	})
 }
