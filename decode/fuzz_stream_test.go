@@ -46,8 +46,11 @@ func FuzzStream(f *testing.F) {
 		opts := StreamOptions{ResidencyCap: fuzzCap, MaxValueSize: 1 << 20,
 			RequestedFeatures: []byte{FeatureUTF8Support, FeatureJSONSupport}, ColumnEncryption: ctl&0x80 != 0}
 		piece := int(ctl&0x3F) + 1
-		whole, errWhole := fuzzFeed(t, opts, data, len(data)+1, false)
-		parts, errParts := fuzzFeed(t, opts, data, piece, ctl&0x40 != 0)
+		// Whole: the four-call value sequence. In pieces: either a sink
+		// that declines Reserve, or one that takes the BytesSink fast
+		// path, so the fast path must agree with the general one.
+		whole, errWhole := fuzzFeed(t, opts, data, len(data)+1, false, false)
+		parts, errParts := fuzzFeed(t, opts, data, piece, ctl&0x40 != 0, ctl&0x40 == 0)
 		if (errWhole == nil) != (errParts == nil) {
 			t.Fatalf("whole err %v, pieces of %d err %v", errWhole, piece, errParts)
 		}
@@ -58,11 +61,15 @@ func FuzzStream(f *testing.F) {
 }
 
 // fuzzFeed decodes data like feedStreamErr and checks the invariants.
-func fuzzFeed(t *testing.T, opts StreamOptions, data []byte, piece int, decline bool) (streamResult, error) {
+func fuzzFeed(t *testing.T, opts StreamOptions, data []byte, piece int, decline, fast bool) (streamResult, error) {
 	var res streamResult
 	c := &Capture{DeclineReserve: decline}
 	s := NewStream(opts)
-	s.SetSink(c)
+	if fast {
+		s.SetSink(fuzzBytesSink{c})
+	} else {
+		s.SetSink(c)
+	}
 	var buf []byte
 	rest := data
 	for steps := 0; ; steps++ {
@@ -197,4 +204,13 @@ func floatBits(r streamResult) streamResult {
 		}
 	}
 	return out
+}
+
+// fuzzBytesSink is a Capture that takes the decoder's BytesSink fast path.
+type fuzzBytesSink struct{ *Capture }
+
+func (f fuzzBytesSink) Bytes(col int, p []byte) {
+	f.BeginValue(col, int64(len(p)))
+	f.Write(col, p)
+	f.EndValue(col)
 }

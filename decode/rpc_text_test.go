@@ -25,7 +25,7 @@ func TestRPCTextParamForm(t *testing.T) {
 		body = append(body, value...)
 	}
 	param("@stmt", append(binary.LittleEndian.AppendUint32(nil, uint32(len(stmt))), stmt...)) // LONGLEN + UTF-16
-	param("@none", []byte{0xFF, 0xFF, 0xFF, 0xFF})                                             // NULL
+	param("@none", []byte{0xFF, 0xFF, 0xFF, 0xFF})                                            // NULL
 	msg := appendAllHeaders(nil, 0, 1, nil)
 	msg = append(msg, body...)
 
