@@ -347,8 +347,9 @@ func (e *EnvChange) Decode(src []byte) (int, error) {
 			return n + 4 + int(l) + 1, nil
 		}
 		e.NewBytes = r.copyBytes(int(r.u32()))
-		if r.rest() > 0 {
-			e.OldBytes = r.copyBytes(int(r.u8()))
+		// OldValue is 0x00 (MS-TDS 2.2.7.9), as in the form above.
+		if r.rest() > 0 && r.u8() != 0 && r.err == nil {
+			r.fail(r.off-1, "type 15 old value must be empty")
 		}
 	case t == EnvRouting || t == EnvEnhancedRouting:
 		vl := int(r.u16())
