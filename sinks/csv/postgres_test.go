@@ -52,12 +52,12 @@ func TestCSVPostgresRoundTrip(t *testing.T) {
 	var rows [][]cell
 	var wants []want
 	for i, v := range append(tricky, "x\x00y"[:1], strings.Repeat("long \"quoted\", ", 100_000)) {
-		r := []cell{i64(int64(i)), str(v), byts([]byte(v)), {kind: 'b', b: i%2 == 0},
-			{kind: 'd', dec: dec(fmt.Sprintf("-%d.0123456789", 1234567890123456789+i))}, {kind: 'm', i: math.MinInt64 + int64(i)},
-			{kind: 'D', i: int64(day) + int64(i)}, {kind: 't', i: ticks - 7},
+		r := []cell{i64(int64(i)), str(v), byts([]byte(v)), {Kind: 'b', B: i%2 == 0},
+			{Kind: 'd', Dec: dec(fmt.Sprintf("-%d.0123456789", 1234567890123456789+i))}, {Kind: 'm', I: math.MinInt64 + int64(i)},
+			{Kind: 'D', I: int64(day) + int64(i)}, {Kind: 't', I: ticks - 7},
 			dtv(decode.DateTime{Days: day, Ticks: ticks + int64(i)}),
-			{kind: 'o', dto: decode.DateTimeOffset{UTC: decode.DateTime{Days: day, Ticks: ticks}, OffsetMin: int16(-330 + i)}},
-			{kind: 'g', g: g}, {kind: 'f', f: 0.1 * float64(i)}, vecv(1, -2.5, float32(i))}
+			{Kind: 'o', DTO: decode.DateTimeOffset{UTC: decode.DateTime{Days: day, Ticks: ticks}, OffsetMin: int16(-330 + i)}},
+			{Kind: 'g', G: g}, {Kind: 'f', F: 0.1 * float64(i)}, vecv(1, -2.5, float32(i))}
 		rows = append(rows, r)
 		wants = append(wants, want{t: v})
 	}

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/base64"
-	"encoding/binary"
 	stdcsv "encoding/csv"
 	"io"
 	"math"
@@ -19,104 +18,22 @@ import (
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
-// cell is one value to drive into a sink: exactly one of the fields is used
-// according to kind.
-type cell struct {
-	kind byte // 'n' null, 'b' bool, 'i' int, 'f' float64, 'r' float32, 'd' decimal, 'm' money,
-	// 'D' date, 't' time, 'T' datetime, 'o' datetimeoffset, 'g' guid, 's' text, 'x' bytes,
-	// 'v' vector, 'V' variant (vti + inner)
-	b     bool
-	i     int64
-	f     float64
-	dec   decode.Decimal
-	dt    decode.DateTime
-	dto   decode.DateTimeOffset
-	g     decode.GUID
-	s     string
-	x     []byte
-	vec   []float32
-	vti   decode.TypeInfo
-	inner *cell
-	raw   []byte // the wire-side bytes of a variable-length value, built once
-}
+// cell is one value to drive into a sink (shared with the Parquet tests).
+type cell = sinktest.Cell
 
-func nul() cell                  { return cell{kind: 'n'} }
-func str(s string) cell          { return cell{kind: 's', s: s} }
-func byts(b []byte) cell         { return cell{kind: 'x', x: b} }
-func i64(v int64) cell           { return cell{kind: 'i', i: v} }
-func vecv(v ...float32) cell     { return cell{kind: 'v', vec: v} }
-func dtv(d decode.DateTime) cell { return cell{kind: 'T', dt: d} }
+func nul() cell                  { return cell{Kind: 'n'} }
+func str(s string) cell          { return cell{Kind: 's', S: s} }
+func byts(b []byte) cell         { return cell{Kind: 'x', X: b} }
+func i64(v int64) cell           { return cell{Kind: 'i', I: v} }
+func vecv(v ...float32) cell     { return cell{Kind: 'v', Vec: v} }
+func dtv(d decode.DateTime) cell { return cell{Kind: 'T', DT: d} }
 
 // drive delivers c to s for column col as the decoder would; parts > 0
 // splits variable-length values into several Reserve/Commit (or Write) parts.
-func drive(s decode.CellSink, col int, c *cell, parts int) {
-	switch c.kind {
-	case 'n':
-		s.Null(col)
-	case 'b':
-		s.Bool(col, c.b)
-	case 'i':
-		s.Int(col, c.i)
-	case 'f':
-		s.Float64(col, c.f)
-	case 'r':
-		s.Float32(col, float32(c.f))
-	case 'd':
-		s.Decimal(col, c.dec)
-	case 'm':
-		s.Money(col, c.i)
-	case 'D':
-		s.Date(col, int32(c.i))
-	case 't':
-		s.Time(col, c.i)
-	case 'T':
-		s.DateTime(col, c.dt)
-	case 'o':
-		s.DateTimeOffset(col, c.dto)
-	case 'g':
-		s.GUID(col, c.g)
-	case 's', 'x', 'v':
-		p := c.raw
-		switch {
-		case p != nil:
-		case c.kind == 's':
-			p = []byte(c.s)
-		case c.kind == 'x':
-			p = c.x
-		case c.kind == 'v':
-			for _, f := range c.vec {
-				p = binary.LittleEndian.AppendUint32(p, math.Float32bits(f))
-			}
-		}
-		c.raw = p
-		s.BeginValue(col, int64(len(p)))
-		if parts < 1 {
-			parts = 1
-		}
-		step := (len(p) + parts - 1) / parts
-		for i := 0; i < len(p); i += step {
-			part := p[i:min(i+step, len(p))]
-			if (i/step)%2 == 1 {
-				s.Write(col, part)
-				continue
-			}
-			// ask for more than needed, as a transcoding decoder does
-			dst := s.Reserve(col, len(part)*3)
-			if dst == nil {
-				s.Write(col, part)
-				continue
-			}
-			copy(dst, part)
-			s.Commit(col, len(part))
-		}
-		s.EndValue(col)
-	case 'V':
-		s.Variant(col, &c.vti)
-		drive(s, col, c.inner, parts)
-	}
-}
+func drive(s decode.CellSink, col int, c *cell, parts int) { sinktest.Drive(s, col, c, parts) }
 
 func col(name string, ti decode.TypeInfo) decode.Column {
 	return decode.Column{Name: name, Flags: decode.ColFlagNullable, Type: ti}
@@ -290,33 +207,33 @@ func TestCSVTypedText(t *testing.T) {
 		c    cell
 		want string
 	}{
-		{"bit", decode.TypeInfo{Type: decode.TypeBitN, Size: 1}, cell{kind: 'b', b: true}, "true"},
-		{"bit0", decode.TypeInfo{Type: decode.TypeBitN, Size: 1}, cell{kind: 'b'}, "false"},
+		{"bit", decode.TypeInfo{Type: decode.TypeBitN, Size: 1}, cell{Kind: 'b', B: true}, "true"},
+		{"bit0", decode.TypeInfo{Type: decode.TypeBitN, Size: 1}, cell{Kind: 'b'}, "false"},
 		{"bigint", tiInt, i64(math.MinInt64), "-9223372036854775808"},
-		{"float", decode.TypeInfo{Type: decode.TypeFltN, Size: 8}, cell{kind: 'f', f: 0.1}, "0.1"},
-		{"real", decode.TypeInfo{Type: decode.TypeFltN, Size: 4}, cell{kind: 'r', f: float64(float32(3.4028235e38))}, "3.4028235e+38"},
-		{"dec38_38", decode.TypeInfo{Type: decode.TypeDecimalN, Precision: 38, Scale: 38}, cell{kind: 'd', dec: dec("-0.12345678901234567890123456789012345678", 38, 38)}, "-0.12345678901234567890123456789012345678"},
-		{"dec38_0", decode.TypeInfo{Type: decode.TypeDecimalN, Precision: 38}, cell{kind: 'd', dec: dec("99999999999999999999999999999999999999", 38, 0)}, "99999999999999999999999999999999999999"},
-		{"money", decode.TypeInfo{Type: decode.TypeMoneyN, Size: 8}, cell{kind: 'm', i: math.MinInt64}, "-922337203685477.5808"},
-		{"smallmoney", decode.TypeInfo{Type: decode.TypeMoneyN, Size: 4}, cell{kind: 'm', i: 10000}, "1.0000"},
-		{"date", decode.TypeInfo{Type: decode.TypeDateN}, cell{kind: 'D', i: int64(day)}, "2024-02-29"},
-		{"date_min", decode.TypeInfo{Type: decode.TypeDateN}, cell{kind: 'D', i: 0}, "0001-01-01"},
-		{"time7", decode.TypeInfo{Type: decode.TypeTimeN, Scale: 7}, cell{kind: 't', i: ticks}, "13:04:05.1234567"},
-		{"time0", decode.TypeInfo{Type: decode.TypeTimeN, Scale: 0}, cell{kind: 't', i: ticks - 1234567}, "13:04:05"},
+		{"float", decode.TypeInfo{Type: decode.TypeFltN, Size: 8}, cell{Kind: 'f', F: 0.1}, "0.1"},
+		{"real", decode.TypeInfo{Type: decode.TypeFltN, Size: 4}, cell{Kind: 'r', F: float64(float32(3.4028235e38))}, "3.4028235e+38"},
+		{"dec38_38", decode.TypeInfo{Type: decode.TypeDecimalN, Precision: 38, Scale: 38}, cell{Kind: 'd', Dec: dec("-0.12345678901234567890123456789012345678", 38, 38)}, "-0.12345678901234567890123456789012345678"},
+		{"dec38_0", decode.TypeInfo{Type: decode.TypeDecimalN, Precision: 38}, cell{Kind: 'd', Dec: dec("99999999999999999999999999999999999999", 38, 0)}, "99999999999999999999999999999999999999"},
+		{"money", decode.TypeInfo{Type: decode.TypeMoneyN, Size: 8}, cell{Kind: 'm', I: math.MinInt64}, "-922337203685477.5808"},
+		{"smallmoney", decode.TypeInfo{Type: decode.TypeMoneyN, Size: 4}, cell{Kind: 'm', I: 10000}, "1.0000"},
+		{"date", decode.TypeInfo{Type: decode.TypeDateN}, cell{Kind: 'D', I: int64(day)}, "2024-02-29"},
+		{"date_min", decode.TypeInfo{Type: decode.TypeDateN}, cell{Kind: 'D', I: 0}, "0001-01-01"},
+		{"time7", decode.TypeInfo{Type: decode.TypeTimeN, Scale: 7}, cell{Kind: 't', I: ticks}, "13:04:05.1234567"},
+		{"time0", decode.TypeInfo{Type: decode.TypeTimeN, Scale: 0}, cell{Kind: 't', I: ticks - 1234567}, "13:04:05"},
 		{"datetime2_7", decode.TypeInfo{Type: decode.TypeDateTime2N, Scale: 7}, dtv(decode.DateTime{Days: day, Ticks: ticks}), "2024-02-29 13:04:05.1234567"},
 		{"datetime2_3", decode.TypeInfo{Type: decode.TypeDateTime2N, Scale: 3}, dtv(decode.DateTime{Days: day, Ticks: ticks - 4567}), "2024-02-29 13:04:05.123"},
 		{"datetime", decode.TypeInfo{Type: decode.TypeDateTimeN, Size: 8}, dtv(decode.DateTime{Days: day, Ticks: 30_000 + 3*10_000_000}), "2024-02-29 00:00:03.003"},
 		{"smalldatetime", decode.TypeInfo{Type: decode.TypeDateTimeN, Size: 4}, dtv(decode.DateTime{Days: day, Ticks: 600_000_000}), "2024-02-29 00:01:00"},
 		{"dto", decode.TypeInfo{Type: decode.TypeDateTimeOffset, Scale: 7},
-			cell{kind: 'o', dto: decode.DateTimeOffset{UTC: decode.DateTime{Days: day, Ticks: ticks}, OffsetMin: -330}},
+			cell{Kind: 'o', DTO: decode.DateTimeOffset{UTC: decode.DateTime{Days: day, Ticks: ticks}, OffsetMin: -330}},
 			"2024-02-29 07:34:05.1234567-05:30"},
-		{"guid", decode.TypeInfo{Type: decode.TypeGUID, Size: 16}, cell{kind: 'g', g: g}, "6f9619ff-8b86-d011-b42d-00c04fc964ff"},
+		{"guid", decode.TypeInfo{Type: decode.TypeGUID, Size: 16}, cell{Kind: 'g', G: g}, "6f9619ff-8b86-d011-b42d-00c04fc964ff"},
 		{"vector", tiVector, vecv(1, -2.5, 0.1), `"[1,-2.5,0.1]"`},
 		{"vector_empty", tiVector, vecv(), "[]"},
-		{"variant_int", decode.TypeInfo{Type: decode.TypeVariant}, cell{kind: 'V', vti: decode.TypeInfo{Type: decode.TypeInt4}, inner: &cell{kind: 'i', i: 42}}, "42"},
-		{"variant_dt", decode.TypeInfo{Type: decode.TypeVariant}, cell{kind: 'V', vti: decode.TypeInfo{Type: decode.TypeDateTime}, inner: &cell{kind: 'T', dt: decode.DateTime{Days: day}}}, "2024-02-29 00:00:00.000"},
-		{"variant_text", decode.TypeInfo{Type: decode.TypeVariant}, cell{kind: 'V', vti: decode.TypeInfo{Type: decode.TypeNVarChar}, inner: &cell{kind: 's', s: "a,b"}}, `"a,b"`},
-		{"variant_bin", decode.TypeInfo{Type: decode.TypeVariant}, cell{kind: 'V', vti: decode.TypeInfo{Type: decode.TypeBigVarBinary}, inner: &cell{kind: 'x', x: []byte{0xde, 0xad}}}, "dead"},
+		{"variant_int", decode.TypeInfo{Type: decode.TypeVariant}, cell{Kind: 'V', VTI: decode.TypeInfo{Type: decode.TypeInt4}, Inner: &cell{Kind: 'i', I: 42}}, "42"},
+		{"variant_dt", decode.TypeInfo{Type: decode.TypeVariant}, cell{Kind: 'V', VTI: decode.TypeInfo{Type: decode.TypeDateTime}, Inner: &cell{Kind: 'T', DT: decode.DateTime{Days: day}}}, "2024-02-29 00:00:00.000"},
+		{"variant_text", decode.TypeInfo{Type: decode.TypeVariant}, cell{Kind: 'V', VTI: decode.TypeInfo{Type: decode.TypeNVarChar}, Inner: &cell{Kind: 's', S: "a,b"}}, `"a,b"`},
+		{"variant_bin", decode.TypeInfo{Type: decode.TypeVariant}, cell{Kind: 'V', VTI: decode.TypeInfo{Type: decode.TypeBigVarBinary}, Inner: &cell{Kind: 'x', X: []byte{0xde, 0xad}}}, "dead"},
 		{"xml", decode.TypeInfo{Type: decode.TypeXML}, str(`<a b="1"/>`), `"<a b=""1""/>"`},
 	}
 	dir := t.TempDir()
@@ -349,10 +266,10 @@ func ptr[T any](v T) *T { return &v }
 func TestCSVOptions(t *testing.T) {
 	cols := []decode.Column{col("a b", tiNVarChar), col("bin", tiVarBin), col("flag", decode.TypeInfo{Type: decode.TypeBitN, Size: 1}), col("n", tiInt)}
 	rows := [][]cell{
-		{str("x;y"), byts([]byte{0, 1, 0xfe, 0xff}), cell{kind: 'b', b: true}, nul()},
-		{str(`\N`), byts(nil), cell{kind: 'b'}, i64(7)},
+		{str("x;y"), byts([]byte{0, 1, 0xfe, 0xff}), cell{Kind: 'b', B: true}, nul()},
+		{str(`\N`), byts(nil), cell{Kind: 'b'}, i64(7)},
 		{str(""), nul(), nul(), i64(-1)},
-		{str("it's"), byts([]byte("hello")), cell{kind: 'b', b: true}, i64(0)},
+		{str("it's"), byts([]byte("hello")), cell{Kind: 'b', B: true}, i64(0)},
 	}
 	cases := []struct {
 		name string
@@ -594,9 +511,9 @@ func TestCSVAllocsPerRow(t *testing.T) {
 		col("g", decode.TypeInfo{Type: decode.TypeGUID}), col("f", decode.TypeInfo{Type: decode.TypeFltN, Size: 8}), col("v", tiVector),
 		col("o", decode.TypeInfo{Type: decode.TypeDateTimeOffset, Scale: 7}), col("var", decode.TypeInfo{Type: decode.TypeVariant})}
 	row := []cell{i64(123456789), str("hello world"), str(`needs "quoting", yes`), byts([]byte{1, 2, 3, 4}), nul(),
-		{kind: 'd', dec: d}, dtv(decode.DateTime{Days: 738000, Ticks: 123456789}), {kind: 'g', g: g}, {kind: 'f', f: 1.0 / 3}, vecv(1, 2, 3),
-		{kind: 'o', dto: decode.DateTimeOffset{UTC: decode.DateTime{Days: 738000, Ticks: 5}, OffsetMin: 60}},
-		{kind: 'V', vti: decode.TypeInfo{Type: decode.TypeMoney}, inner: &cell{kind: 'm', i: 12345}}}
+		{Kind: 'd', Dec: d}, dtv(decode.DateTime{Days: 738000, Ticks: 123456789}), {Kind: 'g', G: g}, {Kind: 'f', F: 1.0 / 3}, vecv(1, 2, 3),
+		{Kind: 'o', DTO: decode.DateTimeOffset{UTC: decode.DateTime{Days: 738000, Ticks: 5}, OffsetMin: 60}},
+		{Kind: 'V', VTI: decode.TypeInfo{Type: decode.TypeMoney}, Inner: &cell{Kind: 'm', I: 12345}}}
 	for _, comp := range []string{"none", "gzip", "zstd"} {
 		dir := t.TempDir()
 		s, _ := New(Config{Path: dir, Compression: comp, MaxRows: 5000})

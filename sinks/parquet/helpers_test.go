@@ -2,10 +2,8 @@ package parquet
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,81 +16,15 @@ import (
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
-// cell is one value to drive into a sink as the decoder would.
-type cell struct {
-	kind  byte // 'n' null, 'b' bool, 'i' int, 'f' float64, 'r' float32, 'd' decimal, 'm' money, 'D' date, 't' time, 'T' datetime, 'o' dto, 'g' guid, 's' text, 'x' bytes, 'v' vector, 'V' variant
-	b     bool
-	i     int64
-	f     float64
-	dec   decode.Decimal
-	dt    decode.DateTime
-	dto   decode.DateTimeOffset
-	g     decode.GUID
-	s     string
-	x     []byte
-	vec   []float32
-	vti   decode.TypeInfo
-	inner *cell
-	raw   []byte
-}
+// cell is one value to drive into a sink (shared with the CSV tests).
+type cell = sinktest.Cell
 
-func drive(s decode.CellSink, col int, c *cell) {
-	switch c.kind {
-	case 'n':
-		s.Null(col)
-	case 'b':
-		s.Bool(col, c.b)
-	case 'i':
-		s.Int(col, c.i)
-	case 'f':
-		s.Float64(col, c.f)
-	case 'r':
-		s.Float32(col, float32(c.f))
-	case 'd':
-		s.Decimal(col, c.dec)
-	case 'm':
-		s.Money(col, c.i)
-	case 'D':
-		s.Date(col, int32(c.i))
-	case 't':
-		s.Time(col, c.i)
-	case 'T':
-		s.DateTime(col, c.dt)
-	case 'o':
-		s.DateTimeOffset(col, c.dto)
-	case 'g':
-		s.GUID(col, c.g)
-	case 's', 'x', 'v':
-		p := c.raw
-		switch {
-		case p != nil:
-		case c.kind == 's':
-			p = []byte(c.s)
-		case c.kind == 'x':
-			p = c.x
-		default:
-			for _, f := range c.vec {
-				p = binary.LittleEndian.AppendUint32(p, math.Float32bits(f))
-			}
-		}
-		c.raw = p
-		s.BeginValue(col, int64(len(p)))
-		half := len(p) / 2
-		if dst := s.Reserve(col, half*3); dst != nil {
-			copy(dst, p[:half])
-			s.Commit(col, half)
-		}
-		if half < len(p) {
-			s.Write(col, p[half:])
-		}
-		s.EndValue(col)
-	case 'V':
-		s.Variant(col, &c.vti)
-		drive(s, col, c.inner)
-	}
-}
+// drive delivers c to s as the decoder would, each variable-length value
+// in two parts (Reserve/Commit, then Write).
+func drive(s decode.CellSink, col int, c *cell) { sinktest.Drive(s, col, c, 2) }
 
 func ncol(name string, ti decode.TypeInfo) decode.Column {
 	return decode.Column{Name: name, Flags: decode.ColFlagNullable, Type: ti}

@@ -41,11 +41,11 @@ func simpleCols() []decode.Column {
 func simpleRows(n int) [][]cell {
 	rows := make([][]cell, n)
 	for i := range rows {
-		s := cell{kind: 's', s: "value " + strconv.Itoa(i)}
+		s := cell{Kind: 's', S: "value " + strconv.Itoa(i)}
 		if i%7 == 0 {
-			s = cell{kind: 'n'}
+			s = cell{Kind: 'n'}
 		}
-		rows[i] = []cell{{kind: 'i', i: int64(i)}, s, {kind: 's', s: []string{"red", "green", "blue"}[i%3]}}
+		rows[i] = []cell{{Kind: 'i', I: int64(i)}, s, {Kind: 's', S: []string{"red", "green", "blue"}[i%3]}}
 	}
 	return rows
 }
@@ -193,14 +193,14 @@ func TestParquetFailuresLeaveNothing(t *testing.T) {
 	})
 	t.Run("null_in_not_null", func(t *testing.T) {
 		rows := simpleRows(50)
-		rows[40][0] = cell{kind: 'n'}
+		rows[40][0] = cell{Kind: 'n'}
 		if _, err := run(t, Config{RowGroupRows: 10}, simpleCols(), rows); err == nil || !strings.Contains(err.Error(), "NOT NULL") {
 			t.Fatalf("err %v", err)
 		}
 	})
 	t.Run("nanos_out_of_range", func(t *testing.T) {
 		cols := []decode.Column{ncol("d", decode.TypeInfo{Type: decode.TypeDateTime2N, Scale: 7})}
-		rows := [][]cell{{{kind: 'T', dt: dtOf(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))}}, {{kind: 'T', dt: dtOf(time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC))}}}
+		rows := [][]cell{{{Kind: 'T', DT: dtOf(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))}}, {{Kind: 'T', DT: dtOf(time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC))}}}
 		_, err := run(t, Config{}, cols, rows)
 		if err == nil || !strings.Contains(err.Error(), "timestamp_nanos: false") {
 			t.Fatalf("err %v", err)
@@ -293,9 +293,9 @@ func TestParquetAllocsPerRow(t *testing.T) {
 		ncol("v", decode.TypeInfo{Type: decode.TypeVector, Size: 20}),
 		ncol("n", decode.TypeInfo{Type: decode.TypeIntN, Size: 4}),
 	}
-	row := []cell{{kind: 'i', i: 1}, {kind: 's', s: "hello world"}, {kind: 'd', dec: mustDec(t, "-1234.5678", 38, 4)}, {kind: 'm', i: 123},
-		{kind: 'T', dt: dtOf(time.Date(2024, 1, 2, 3, 4, 5, 600, time.UTC))}, {kind: 'o', dto: decode.DateTimeOffset{UTC: dtOf(time.Date(2024, 1, 2, 3, 4, 5, 600, time.UTC)), OffsetMin: 60}},
-		{kind: 'g', g: g}, {kind: 'f', f: 0.5}, {kind: 'v', vec: []float32{1, 2, 3}}, {kind: 'n'}}
+	row := []cell{{Kind: 'i', I: 1}, {Kind: 's', S: "hello world"}, {Kind: 'd', Dec: mustDec(t, "-1234.5678", 38, 4)}, {Kind: 'm', I: 123},
+		{Kind: 'T', DT: dtOf(time.Date(2024, 1, 2, 3, 4, 5, 600, time.UTC))}, {Kind: 'o', DTO: decode.DateTimeOffset{UTC: dtOf(time.Date(2024, 1, 2, 3, 4, 5, 600, time.UTC)), OffsetMin: 60}},
+		{Kind: 'g', G: g}, {Kind: 'f', F: 0.5}, {Kind: 'v', Vec: []float32{1, 2, 3}}, {Kind: 'n'}}
 	s, _ := New(Config{Path: t.TempDir(), RowGroupRows: 5000, Compression: "snappy"})
 	ctx := context.Background()
 	_ = s.Open(ctx, engine.ExtractInfo{Name: "t"})

@@ -307,15 +307,15 @@ func TestParquetPartitionEscaping(t *testing.T) {
 	g := decode.GUID{0x6F, 0x96, 0x19, 0xFF, 0x8B, 0x86, 0xD0, 0x11, 0xB4, 0x2D, 0x00, 0xC0, 0x4F, 0xC9, 0x64, 0xFF}
 	var rows [][]cell
 	for i, n := range names {
-		c := cell{kind: 'n'}
+		c := cell{Kind: 'n'}
 		if n.v != nil {
-			c = cell{kind: 's', s: *n.v}
+			c = cell{Kind: 's', S: *n.v}
 		}
-		rows = append(rows, []cell{{kind: 'i', i: int64(i)}, c, {kind: 'D', i: int64(decode.DateFromCivil(2024, 2, 29))},
-			{kind: 'i', i: -42}, {kind: 'g', g: g}, {kind: 'b', b: true}})
+		rows = append(rows, []cell{{Kind: 'i', I: int64(i)}, c, {Kind: 'D', I: int64(decode.DateFromCivil(2024, 2, 29))},
+			{Kind: 'i', I: -42}, {Kind: 'g', G: g}, {Kind: 'b', B: true}})
 	}
 	// a NULL date, int, guid and bit
-	rows = append(rows, []cell{{kind: 'i', i: 99}, {kind: 's', s: "plain"}, {kind: 'n'}, {kind: 'n'}, {kind: 'n'}, {kind: 'n'}})
+	rows = append(rows, []cell{{Kind: 'i', I: 99}, {Kind: 's', S: "plain"}, {Kind: 'n'}, {Kind: 'n'}, {Kind: 'n'}, {Kind: 'n'}})
 	dir := t.TempDir()
 	st, _ := runRows(t, Config{Path: dir + "/{extract}_out", PartitionBy: []string{"name", "d", "k", "g", "flag"}}, partCols(), rows, false)
 	root := filepath.Join(dir, "t_out")
@@ -373,7 +373,7 @@ func TestParquetPartitionLRU(t *testing.T) {
 	var rows [][]cell
 	for i := 0; i < n; i++ {
 		p := (i / 20) % parts
-		rows = append(rows, []cell{{kind: 'i', i: int64(i)}, {kind: 'i', i: int64(p)}, {kind: 's', s: "row " + strconv.Itoa(i)}})
+		rows = append(rows, []cell{{Kind: 'i', I: int64(i)}, {Kind: 'i', I: int64(p)}, {Kind: 's', S: "row " + strconv.Itoa(i)}})
 	}
 	dir := t.TempDir()
 	st, s := runRows(t, Config{Path: dir, PartitionBy: []string{"p"}, MaxOpenPartitions: 2, RowGroupRows: 8, Compression: "snappy"}, cols, rows, false)
@@ -418,8 +418,8 @@ func TestParquetPartitionLRU(t *testing.T) {
 func TestParquetPartitionAbort(t *testing.T) {
 	var rows [][]cell
 	for i := 0; i < 300; i++ {
-		rows = append(rows, []cell{{kind: 'i', i: int64(i)}, {kind: 's', s: "n" + strconv.Itoa(i%7)},
-			{kind: 'D', i: int64(decode.DateFromCivil(2020, 1, 1+i%3))}, {kind: 'i', i: 1}, {kind: 'n'}, {kind: 'b'}})
+		rows = append(rows, []cell{{Kind: 'i', I: int64(i)}, {Kind: 's', S: "n" + strconv.Itoa(i%7)},
+			{Kind: 'D', I: int64(decode.DateFromCivil(2020, 1, 1+i%3))}, {Kind: 'i', I: 1}, {Kind: 'n'}, {Kind: 'b'}})
 	}
 	dir := t.TempDir()
 	_, s := runRows(t, Config{Path: dir + "/", PartitionBy: []string{"d", "name"}, MaxOpenPartitions: 3, RowGroupRows: 10}, partCols(), rows, true)
