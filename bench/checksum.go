@@ -263,8 +263,6 @@ func kindsOf(cts []*sql.ColumnType) []colKind {
 	return ks
 }
 
-var epoch0001 = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
-
 func daysTicks(t time.Time) (int32, int64) {
 	y, m, d := t.Date()
 	days := int32(decode.DateFromCivil(y, int(m), d))

@@ -19,7 +19,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,7 +34,6 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampledb"
 	"github.com/tdsextract/tdsextract/internal/tdsserver"
@@ -561,9 +559,6 @@ func markdown(rs []Result) string {
 	}
 	return b.String()
 }
-
-var _ = errors.New
-var _ = decode.TypeInt4
 
 // summary is one line per shape and mode: tdsextract's throughput and
 // allocations, and how long each other leg takes relative to it.

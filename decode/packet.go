@@ -302,15 +302,6 @@ func (r *msgReader) u32() uint32 {
 	return v
 }
 
-func (r *msgReader) u64() uint64 {
-	if r.short(8) {
-		return 0
-	}
-	v := binary.LittleEndian.Uint64(r.b[r.off:])
-	r.off += 8
-	return v
-}
-
 // bytes returns the next n bytes, borrowed from the input.
 func (r *msgReader) bytes(n int) []byte {
 	if r.short(n) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
-	"time"
 )
 
 // errInterrupted is returned by a wait that a context cancellation
@@ -86,6 +85,3 @@ func (c *Conn) cancelRequest() bool {
 	}
 	return true
 }
-
-// drainDeadline is a helper for tests: the bound a drain runs under.
-func (c *Conn) drainDeadline() time.Duration { return c.cancelTimeout }

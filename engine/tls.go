@@ -54,7 +54,6 @@ func (c *Config) tlsConfig(host string, strict bool) (*tls.Config, error) {
 type preloginTunnel struct {
 	net.Conn
 	passthrough bool
-	in          []byte // handshake payload bytes not yet returned
 	pktRemain   int
 	wbuf        []byte
 }

@@ -49,7 +49,6 @@ type logProgress struct {
 	every time.Duration
 	mu    sync.Mutex
 	last  map[string]time.Time
-	start map[string]time.Time
 }
 
 func (l *logProgress) Start(ex string, est int64) {

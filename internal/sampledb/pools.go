@@ -59,22 +59,6 @@ func encNVarchar(dst []byte, s string) []byte {
 	return dst
 }
 
-// padRight pads s with blanks to n characters (the value SQL Server returns
-// for char(n) with a single-byte code page).
-func padRight(s string, n int) string { return padUnits(s, n, false) }
-
-// utf16Len returns the number of UTF-16 code units of s.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n++
-		if r >= 0x10000 {
-			n++
-		}
-	}
-	return n
-}
-
 // padUnits truncates or pads s with blanks to exactly n units: UTF-16 code
 // units when wide (nchar), else characters (char with a single-byte code page).
 func padUnits(s string, n int, wide bool) string {

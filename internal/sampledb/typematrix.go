@@ -114,7 +114,6 @@ func tmColumns() []tmCol {
 	dtx := func(y, m, d int, ticks int64) decode.DateTime {
 		return decode.DateTime{Days: daysFromCivil(y, m, d), Ticks: ticks}
 	}
-	const lastTick = decode.TicksPerDay - 1
 	pick := func(r int, h uint64, min, max, zero, neg any, other func(h uint64) any) any {
 		switch r {
 		case tmMin:

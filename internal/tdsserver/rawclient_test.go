@@ -2,7 +2,6 @@ package tdsserver_test
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -239,5 +238,3 @@ func tokName(t byte) string {
 	}
 	return fmt.Sprintf("0x%02x", t)
 }
-
-func le32(v int32) []byte { return binary.LittleEndian.AppendUint32(nil, uint32(v)) }
