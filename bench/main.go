@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -87,8 +88,20 @@ func main() {
 		reps   = flag.Int("reps", 9, "repetitions per leg (the first is discarded; at least 9)")
 		rowsF  = flag.Int64("rows", 0, "override the row count of every shape")
 		noBCP  = flag.Bool("no-freebcp", false, "skip the freebcp leg")
+		server = flag.String("server", "", "host:port of a sample server already running in another process (tdsextract sample-server, default seed); default: one in this process")
+		prof   = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (look at one leg with pprof -focus)")
 	)
 	flag.Parse()
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *reps < 9 {
 		fmt.Fprintln(os.Stderr, "bench: -reps must be at least 9 (BENCHMARKS.md rule 5)")
 		os.Exit(2)
@@ -100,16 +113,20 @@ func main() {
 		}
 		rows["dbo."+s] = n
 	}
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}), Encryption: tdsserver.EncryptNotSup})
-	if err != nil {
-		fail(err)
+	addr := *server
+	if addr == "" {
+		srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}), Encryption: tdsserver.EncryptNotSup})
+		if err != nil {
+			fail(err)
+		}
+		defer srv.Close()
+		addr = srv.Addr()
 	}
-	defer srv.Close()
 
 	var results []Result
 	for _, shape := range strings.Split(*shapes, ",") {
 		for _, mode := range strings.Split(*modes, ",") {
-			rs, err := runShape(srv, shape, mode, *reps, !*noBCP)
+			rs, err := runShape(addr, shape, mode, *reps, !*noBCP)
 			if err != nil {
 				fail(fmt.Errorf("%s/%s: %w", shape, mode, err))
 			}
@@ -159,10 +176,9 @@ func (d memDialer) DialContext(context.Context, string, string) (net.Conn, error
 	return newReplayConn(d.sc), nil
 }
 
-func runShape(srv *tdsserver.Server, shape, mode string, reps int, withBCP bool) ([]Result, error) {
+func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error) {
 	ctx := context.Background()
 	query := "SELECT * FROM dbo." + shape
-	addr := srv.Addr()
 	var legs []leg
 
 	// tdsextract
@@ -338,7 +354,7 @@ func runShape(srv *tdsserver.Server, shape, mode string, reps int, withBCP bool)
 			_, err = c.Query(ctx, engine.Query{SQL: query}, s)
 			d := time.Since(t0)
 			runtime.ReadMemStats(&m1)
-			return d, s.rows, fmt.Sprintf("%016x", s.crc), int64(m1.Mallocs - m0.Mallocs), err
+			return d, s.rows, fmt.Sprintf("%016x", s.total), int64(m1.Mallocs - m0.Mallocs), err
 		}},
 		{"go-mssqldb", func() (time.Duration, int64, string, int64, error) {
 			conn, err := mssqlConnector()
@@ -464,7 +480,7 @@ func scanAll(ctx context.Context, db interface {
 		s.row()
 		n++
 	}
-	return n, s.crc, len(cts), rows.Err()
+	return n, s.total, len(cts), rows.Err()
 }
 
 // rawServer serves reply to every connection after one byte is received.
