@@ -441,41 +441,49 @@ func BenchmarkStreamVsMemmove(b *testing.B) {
 			dst := make([]byte, len(rows))
 			nrows := decodeRows(b, s, rows) // warm up
 			copy(dst, rows)
-			ratios := make([]float64, 0, 1<<16)
-			var dec, mov int64
 			b.SetBytes(int64(len(rows)))
 			b.ReportAllocs()
-			for b.Loop() {
-				t0 := threadCPU()
-				decodeRows(b, s, rows)
-				t1 := threadCPU()
-				copy(dst, rows)
-				t2 := threadCPU()
-				copy(dst, rows)
-				t3 := threadCPU()
-				decodeRows(b, s, rows)
-				t4 := threadCPU()
-				d, m := (t1-t0)+(t4-t3), (t2-t1)+(t3-t2)
-				dec += d
-				mov += m
-				if d > 0 {
-					ratios = append(ratios, float64(m)/float64(d))
-				}
-			}
-			sort.Float64s(ratios)
+			dec, mov := abbaVsMemmove(b, rows, dst, func() { decodeRows(b, s, rows) })
 			n := float64(2 * b.N * nrows)
 			b.ReportMetric(float64(dec)/n, "cpu-ns/row")
 			b.ReportMetric(float64(dec)/n/float64(ncols), "cpu-ns/cell")
 			b.ReportMetric(float64(mov)/n, "memmove-cpu-ns/row")
 			b.ReportMetric(float64(len(rows))*float64(2*b.N)/(float64(dec)/1e9)/1e6, "decode-MB/s")
-			if len(ratios) > 0 {
-				b.ReportMetric(ratios[len(ratios)/2], "ratio-median")
-				b.ReportMetric(ratios[0], "ratio-min")
-				b.ReportMetric(ratios[len(ratios)-1], "ratio-max")
-			}
 			_ = sink.sum
 		})
 	}
+}
+
+// abbaVsMemmove times run and a memmove of rows into dst interleaved
+// A B B A on the calling (locked) thread in thread CPU time, for every
+// benchmark iteration. It reports the median, min and max of the per-pair
+// throughput ratio run/memmove and returns both legs' total CPU time.
+func abbaVsMemmove(b *testing.B, rows, dst []byte, run func()) (dec, mov int64) {
+	ratios := make([]float64, 0, 1<<16)
+	for b.Loop() {
+		t0 := threadCPU()
+		run()
+		t1 := threadCPU()
+		copy(dst, rows)
+		t2 := threadCPU()
+		copy(dst, rows)
+		t3 := threadCPU()
+		run()
+		t4 := threadCPU()
+		d, m := (t1-t0)+(t4-t3), (t2-t1)+(t3-t2)
+		dec += d
+		mov += m
+		if d > 0 {
+			ratios = append(ratios, float64(m)/float64(d))
+		}
+	}
+	sort.Float64s(ratios)
+	if len(ratios) > 0 {
+		b.ReportMetric(ratios[len(ratios)/2], "ratio-median")
+		b.ReportMetric(ratios[0], "ratio-min")
+		b.ReportMetric(ratios[len(ratios)-1], "ratio-max")
+	}
+	return dec, mov
 }
 
 // BenchmarkStreamFastPathAB measures the row loop's inlined cases (A)
