@@ -239,13 +239,16 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			// Skip the login replies untimed: ask, then read the query reply.
 			for i := 0; i < len(scT.replies)-1; i++ {
 				rc.reply()
-				io.Copy(io.Discard, rc)
+				if _, err := io.CopyN(io.Discard, rc, int64(len(scT.replies[i]))); err != nil {
+					return 0, 0, "", -1, err
+				}
 			}
 			rc.reply()
+			want := int64(len(scT.replies[len(scT.replies)-1]))
 			t0 := time.Now()
 			var n int64
-			for {
-				k, err := rc.Read(dst)
+			for n < want {
+				k, err := rc.Read(dst[:min(int64(len(dst)), want-n)])
 				n += int64(k)
 				if err != nil {
 					break

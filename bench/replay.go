@@ -116,8 +116,12 @@ func record(serverAddr string, client func(proxyAddr string) error) (*script, er
 }
 
 // replayConn is a net.Conn that answers each complete client message with
-// the next recorded reply.
+// the next recorded reply. Like a socket, a Read with nothing to read
+// waits (for the next request or Close), and it is safe for one reader and
+// one writer goroutine (tdsextract reads ahead on a goroutine of its own).
 type replayConn struct {
+	mu      sync.Mutex
+	ready   *sync.Cond // pending or closed changed
 	sc      *script
 	next    int
 	pending []byte // reply bytes not yet read
@@ -127,11 +131,20 @@ type replayConn struct {
 	closed  bool
 }
 
-func newReplayConn(sc *script) *replayConn { return &replayConn{sc: sc} }
+func newReplayConn(sc *script) *replayConn {
+	r := &replayConn{sc: sc}
+	r.ready = sync.NewCond(&r.mu)
+	return r
+}
 
 func (r *replayConn) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for len(r.pending) == 0 && !r.closed {
+		r.ready.Wait()
+	}
 	if len(r.pending) == 0 {
-		return 0, io.EOF // the client reads without having asked anything
+		return 0, io.EOF
 	}
 	n := copy(p, r.pending)
 	r.pending = r.pending[n:]
@@ -140,6 +153,8 @@ func (r *replayConn) Read(p []byte) (int, error) {
 
 // Write consumes client packets; at each EOM the next reply is queued.
 func (r *replayConn) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	total := len(p)
 	for len(p) > 0 {
 		if r.inLeft > 0 {
@@ -172,10 +187,18 @@ func (r *replayConn) reply() {
 	if r.next < len(r.sc.replies) {
 		r.pending = r.sc.replies[r.next]
 		r.next++
+		r.ready.Broadcast()
 	}
 }
 
-func (r *replayConn) Close() error                     { r.closed = true; return nil }
+func (r *replayConn) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	r.ready.Broadcast()
+	r.mu.Unlock()
+	return nil
+}
+
 func (r *replayConn) LocalAddr() net.Addr              { return replayAddr{} }
 func (r *replayConn) RemoteAddr() net.Addr             { return replayAddr{} }
 func (r *replayConn) SetDeadline(time.Time) error      { return nil }

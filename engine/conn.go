@@ -14,17 +14,22 @@ import (
 // Conn is one TDS session. It runs one request at a time; it is not safe
 // for concurrent use (a second concurrent Query fails with ErrConnBusy).
 //
-// The read path: packets are read straight into one reusable buffer with
-// their 8-byte headers stripped on the way (a read may also take the next
-// header, so a packet costs about one read call), the decoder runs over the
+// The read path: after login a goroutine of the session reads the socket
+// ahead into a small ring of chunks (readahead.go), so receiving overlaps
+// with decoding. Packets are copied from there into one reusable buffer
+// with their 8-byte headers stripped on the way, the decoder runs over the
 // buffered payload, and only when it needs more bytes does the session go
-// to the network (fill), which is the only place the request deadline is
-// involved (DESIGN.md §4, §5). The buffer is compacted when its tail gets
-// short and grows only up to the residency cap plus two packets.
+// to its reader (fill), which is the only place the request deadline is
+// involved (DESIGN.md §4, §5): it is armed only when no chunk is ready.
+// The buffer is compacted when its tail gets short and grows only up to
+// the residency cap plus two packets. Config.ReadAhead < 0 makes the
+// request goroutine read the socket itself.
 type Conn struct {
 	cfg       Config
 	raw       net.Conn // the TCP connection
-	transport net.Conn // what TDS packets travel over: raw, or TLS over raw
+	transport net.Conn // what TDS packets travel over: raw, or TLS over raw; read ahead after login
+	encrypted bool     // transport is TLS
+	ra        *readAheadConn
 	w         waiter
 
 	// Read side: c.buf[c.r:c.wpos] holds message payload bytes (packet
@@ -88,7 +93,7 @@ type Info struct {
 func (c *Conn) Info() Info {
 	return Info{
 		SPID: c.spid, Server: c.serverName, ServerVersion: c.serverVersion, TDSVersion: c.tdsVersion,
-		Database: c.database, PacketSize: c.packetSize, Encrypted: c.transport != c.raw,
+		Database: c.database, PacketSize: c.packetSize, Encrypted: c.encrypted,
 		RoutedFrom: c.routedFrom, Collation: c.collation,
 	}
 }
@@ -101,6 +106,9 @@ func (c *Conn) Close() error {
 	if c.raw == nil {
 		return nil
 	}
+	if c.ra != nil {
+		_ = c.ra.Close()
+	}
 	err := c.raw.Close()
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
@@ -112,6 +120,9 @@ func (c *Conn) Close() error {
 func (c *Conn) fail(err error) error {
 	if c.broken == nil {
 		c.broken = fmt.Errorf("%w: %w", ErrConnBroken, err)
+	}
+	if c.ra != nil {
+		_ = c.ra.Close()
 	}
 	if c.raw != nil {
 		_ = c.raw.Close()
@@ -139,6 +150,7 @@ func (c *Conn) setRaw(nc net.Conn) net.Conn {
 // initIO sets up the buffers for a new transport.
 func (c *Conn) initIO(transport net.Conn) {
 	c.transport = transport
+	c.encrypted = transport != c.raw
 	c.w.conn = transport
 	// Login waits are bounded by the socket deadline Connect sets from its
 	// context; requests install their own budget.
@@ -154,6 +166,28 @@ func (c *Conn) initIO(transport net.Conn) {
 		c.packetSize = decode.DefaultPacketSize
 	}
 	decode.AppendAttention(c.attnPacket[:0], 0)
+}
+
+// startReadAhead puts the read-ahead goroutine under the transport, once
+// login is over (TLS in PRELOGIN packets and login-only TLS change the
+// transport until then). The metered socket below stops charging the
+// request budget: the reader goroutine's waits are not the request's;
+// readAheadConn charges the request goroutine's own waits instead.
+func (c *Conn) startReadAhead() {
+	n := c.cfg.ReadAhead
+	if n < 0 || c.ra != nil {
+		return
+	}
+	if n == 0 {
+		n = defaultReadAheadChunks
+	}
+	if m, ok := c.raw.(*meteredConn); ok {
+		m.b = &budget{none: true}
+	}
+	c.ra = newReadAheadConn(c.transport, n, &c.w.b)
+	c.transport = c.ra
+	c.w.conn = c.ra
+	c.w.metered = true
 }
 
 // errMessageEnded: the decoder needs more bytes but the server's message is

@@ -51,6 +51,13 @@ func startServer(t testing.TB, mut func(*tdsserver.Config)) (*tdsserver.Server, 
 	}
 }
 
+// bothReadModes runs a session test with read-ahead (the default) and
+// without (the request goroutine reads the socket itself).
+func bothReadModes(t *testing.T, f func(t *testing.T, readAhead int)) {
+	t.Run("readahead", func(t *testing.T) { f(t, 0) })
+	t.Run("direct", func(t *testing.T) { f(t, -1) })
+}
+
 func mustConnect(t testing.TB, cfg Config) *Conn {
 	t.Helper()
 	c, err := Connect(context.Background(), cfg)
@@ -100,8 +107,11 @@ func checkTableTop(t *testing.T, c *Conn, tab *sampledb.Table, rows int64) {
 	}
 }
 
-func TestIntegrationEverySampleTable(t *testing.T) {
+func TestIntegrationEverySampleTable(t *testing.T) { bothReadModes(t, testIntegrationEverySampleTable) }
+
+func testIntegrationEverySampleTable(t *testing.T, readAhead int) {
 	_, cfg := startServer(t, nil)
+	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)
 	if !c.Info().Encrypted || c.Info().PacketSize != maxPacketSize {
 		t.Fatalf("session: %+v", c.Info())
@@ -367,7 +377,12 @@ func (s *sleepySink) EndRow() error {
 }
 
 func TestIntegrationSlowConsumerNotCharged(t *testing.T) {
+	bothReadModes(t, testIntegrationSlowConsumerNotCharged)
+}
+
+func testIntegrationSlowConsumerNotCharged(t *testing.T, readAhead int) {
 	_, cfg := startServer(t, nil)
+	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)
 	// 20 sleeps of 60 ms = 1.2 s of consumer time against a 400 ms budget.
 	sink := &sleepySink{every: 100, sleep: 60 * time.Millisecond}
@@ -381,9 +396,14 @@ func TestIntegrationSlowConsumerNotCharged(t *testing.T) {
 }
 
 func TestIntegrationStalledServerTimesOut(t *testing.T) {
+	bothReadModes(t, testIntegrationStalledServerTimesOut)
+}
+
+func testIntegrationStalledServerTimesOut(t *testing.T, readAhead int) {
 	srv, cfg := startServer(t, func(s *tdsserver.Config) {
 		s.Faults = tdsserver.Faults{StallAfterRows: 1000, Stall: 30 * time.Second, Table: "poc48"}
 	})
+	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)
 	const budget = time.Second
 	start := time.Now()
@@ -412,9 +432,14 @@ func TestIntegrationStalledServerTimesOut(t *testing.T) {
 }
 
 func TestIntegrationNoTimeoutNeverFires(t *testing.T) {
+	bothReadModes(t, testIntegrationNoTimeoutNeverFires)
+}
+
+func testIntegrationNoTimeoutNeverFires(t *testing.T, readAhead int) {
 	_, cfg := startServer(t, func(s *tdsserver.Config) {
 		s.Faults = tdsserver.Faults{StallAfterRows: 100, Stall: 700 * time.Millisecond, Table: "odbc5"}
 	})
+	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)
 	res, err := c.Query(context.Background(), Query{SQL: "SELECT TOP 500 * FROM dbo.odbc5", Timeout: NoTimeout}, nil)
 	if err != nil || res.Rows != 500 {
@@ -428,9 +453,14 @@ func TestIntegrationNoTimeoutNeverFires(t *testing.T) {
 // TestIntegrationBudgetSpentOnLogin: a budget partly spent on connecting is
 // still a budget (it times out a stalled read), and an exhausted one too.
 func TestIntegrationBudgetSpentOnLogin(t *testing.T) {
+	bothReadModes(t, testIntegrationBudgetSpentOnLogin)
+}
+
+func testIntegrationBudgetSpentOnLogin(t *testing.T, readAhead int) {
 	_, cfg := startServer(t, func(s *tdsserver.Config) {
 		s.Faults = tdsserver.Faults{StallAfterRows: 10, Stall: 30 * time.Second, Table: "odbc5"}
 	})
+	cfg.ReadAhead = readAhead
 	c, left, err := ConnectWithin(context.Background(), cfg, TimeoutOf(10*time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -459,8 +489,11 @@ func TestIntegrationBudgetSpentOnLogin(t *testing.T) {
 	}
 }
 
-func TestIntegrationCancelMidTable(t *testing.T) {
+func TestIntegrationCancelMidTable(t *testing.T) { bothReadModes(t, testIntegrationCancelMidTable) }
+
+func testIntegrationCancelMidTable(t *testing.T, readAhead int) {
 	srv, cfg := startServer(t, nil)
+	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -487,10 +520,13 @@ func TestIntegrationCancelMidTable(t *testing.T) {
 	checkTable(t, c, tab)
 }
 
-func TestIntegrationCancelDuringWait(t *testing.T) {
+func TestIntegrationCancelDuringWait(t *testing.T) { bothReadModes(t, testIntegrationCancelDuringWait) }
+
+func testIntegrationCancelDuringWait(t *testing.T, readAhead int) {
 	srv, cfg := startServer(t, func(s *tdsserver.Config) {
 		s.Faults = tdsserver.Faults{StallAfterRows: 100, Stall: 30 * time.Second, Table: "poc48"}
 	})
+	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	var rows atomic.Int64
@@ -521,9 +557,14 @@ func TestIntegrationCancelDuringWait(t *testing.T) {
 }
 
 func TestIntegrationConnectionDropIsTransient(t *testing.T) {
+	bothReadModes(t, testIntegrationConnectionDropIsTransient)
+}
+
+func testIntegrationConnectionDropIsTransient(t *testing.T, readAhead int) {
 	_, cfg := startServer(t, func(s *tdsserver.Config) {
 		s.Faults = tdsserver.Faults{CloseAfterRows: 50, Table: "odbc5"}
 	})
+	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)
 	_, err := c.Query(context.Background(), Query{SQL: "SELECT * FROM dbo.odbc5"}, nil)
 	if err == nil || !IsTransient(err) || !c.Broken() {
@@ -547,10 +588,15 @@ func TestIntegrationMalformedClosesSession(t *testing.T) {
 }
 
 func TestIntegrationHostileLengthBounded(t *testing.T) {
+	bothReadModes(t, testIntegrationHostileLengthBounded)
+}
+
+func testIntegrationHostileLengthBounded(t *testing.T, readAhead int) {
 	_, cfg := startServer(t, func(s *tdsserver.Config) {
 		s.Faults = tdsserver.Faults{HostileLengthAtRow: 3, Table: "lob"}
 	})
 	cfg.ResidencyCap = 1 << 20
+	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)
 	var cap decode.Capture
 	_, err := c.Query(context.Background(), Query{SQL: "SELECT * FROM dbo.lob"}, &cap)

@@ -134,6 +134,12 @@ type Config struct {
 	// resident in the read buffer (DESIGN.md §4); zero: the decoder default.
 	ResidencyCap int
 
+	// ReadAhead is how many 256 KiB chunks a goroutine of the session
+	// reads ahead of the decoder after login (see readahead.go): zero
+	// means 4 (1 MiB), a negative value turns read-ahead off, so that the
+	// request goroutine reads the socket itself.
+	ReadAhead int
+
 	// BrowserPort is the SQL Browser's UDP port; zero: DefaultBrowserPort.
 	BrowserPort int
 	// Dialer opens the TCP connection; nil uses net.Dialer.

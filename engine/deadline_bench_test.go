@@ -142,6 +142,7 @@ func abba(b *testing.B, c *Conn) {
 func BenchmarkDeadlineABBA(b *testing.B) {
 	_, cfg := startServer(b, func(s *tdsserver.Config) { s.Encryption = tdsserver.EncryptNotSup })
 	cfg.Encrypt = EncryptDisable
+	cfg.ReadAhead = -1 // price the socket deadline on the decoding thread, as before read-ahead
 	abba(b, mustConnect(b, cfg))
 }
 
@@ -167,6 +168,7 @@ func (t teeConn) Read(p []byte) (int, error) {
 func BenchmarkDeadlineABBAReplay(b *testing.B) {
 	_, cfg := startServer(b, func(s *tdsserver.Config) { s.Encryption = tdsserver.EncryptNotSup })
 	cfg.Encrypt = EncryptDisable
+	cfg.ReadAhead = -1 // price the socket deadline on the decoding thread, as before read-ahead
 	var rec bytes.Buffer
 	cfg.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
@@ -224,6 +226,7 @@ func BenchmarkDeadlineABBAReplay(b *testing.B) {
 func BenchmarkQueryPoc48(b *testing.B) {
 	_, cfg := startServer(b, func(s *tdsserver.Config) { s.Encryption = tdsserver.EncryptNotSup })
 	cfg.Encrypt = EncryptDisable
+	cfg.ReadAhead = -1 // price the socket deadline on the decoding thread, as before read-ahead
 	c := mustConnect(b, cfg)
 	for _, leg := range benchLegs {
 		b.Run(leg.name, func(b *testing.B) {

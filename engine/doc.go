@@ -5,9 +5,11 @@
 // into a decode.CellSink, and runs jobs: extracts streamed once into every
 // sink registered for them, with verification and atomic publish.
 //
-// The request deadline is a budget charged only while a read really waits
-// on the network (DESIGN.md §5): rows served from buffered bytes never
-// touch a timer. Cancellation sends ATTENTION and drains to its
+// After login a goroutine per session reads the socket ahead of the
+// decoder (at most 1 MiB), so the kernel's copy and TLS overlap with
+// decoding. The request deadline is a budget charged only while the
+// decoder really waits for the network (DESIGN.md §5): rows served from
+// bytes already read never touch a timer. Cancellation sends ATTENTION and drains to its
 // acknowledgement so the session stays usable.
 //
 // engine knows no concrete sink and no configuration library: sinks

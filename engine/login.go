@@ -144,6 +144,7 @@ func connectOnce(ctx context.Context, cfg Config, routedFrom string) (c *Conn, e
 			return
 		}
 		_ = raw.SetDeadline(time.Time{})
+		c.startReadAhead()
 	}()
 	if err = c.handshake(ctx, addr); err != nil {
 		return c, err

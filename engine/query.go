@@ -91,7 +91,7 @@ func (c *Conn) Query(ctx context.Context, q Query, sink decode.CellSink) (*Resul
 		// Nothing sent on a plain socket: the session is intact (an
 		// exhausted budget fails here, at once, without touching the
 		// socket). crypto/tls makes every failed Write permanent.
-		intact := !sent && (c.transport == c.raw || errors.Is(err, errBudgetExhausted))
+		intact := !sent && (!c.encrypted || errors.Is(err, errBudgetExhausted))
 		if intact && (cancelled || isTimeout(err) || errors.Is(err, errInterrupted)) {
 			c.w.rArmed, c.w.wArmed, c.w.rFresh = true, true, false
 			if cancelled {
