@@ -312,19 +312,22 @@ func (d *textDecoder) exact(src []byte) bool {
 
 // isASCII reports whether every byte of b is below 0x80.
 func isASCII(b []byte) bool {
-	for len(b) >= 8 {
-		v := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		if v&0x8080808080808080 != 0 {
-			return false
+	if len(b) < 8 {
+		var acc byte
+		for _, c := range b {
+			acc |= c
 		}
+		return acc < 0x80
+	}
+	// Eight bytes at a time; the last eight bytes (overlapping the loop's)
+	// cover the tail with one load instead of a loop whose exit mispredicts
+	// as lengths vary.
+	acc := binary.LittleEndian.Uint64(b[len(b)-8:])
+	for len(b) >= 8 {
+		acc |= binary.LittleEndian.Uint64(b)
 		b = b[8:]
 	}
-	var acc byte
-	for _, c := range b {
-		acc |= c
-	}
-	return acc < 0x80
+	return acc&0x8080808080808080 == 0
 }
 
 func (t *sbcsTable) decode(dst, src []byte) int {
@@ -472,10 +475,9 @@ func (d *textDecoder) decodeUTF16(dst, src []byte, final bool) int {
 				if v&0xFF80FF80FF80FF80 != 0 {
 					break
 				}
-				dst[n] = byte(v)
-				dst[n+1] = byte(v >> 16)
-				dst[n+2] = byte(v >> 32)
-				dst[n+3] = byte(v >> 48)
+				// Pack the four low bytes into one store.
+				v = (v | v>>8) & 0x0000FFFF0000FFFF
+				binary.LittleEndian.PutUint32(dst[n:], uint32(v|v>>16))
 				n += 4
 				i += 8
 			}
