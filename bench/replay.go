@@ -46,6 +46,9 @@ func record(serverAddr string, client func(proxyAddr string) error) (*script, er
 		}
 		defer s.Close()
 		go func() { // client -> server, split into messages at EOM
+			// The client hanging up ends the recording: closing the
+			// server side ends the reply loop below at once.
+			defer s.Close()
 			var msg []byte
 			hdr := make([]byte, 8)
 			for {
