@@ -223,6 +223,11 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 		tdsxConnect = func() (*engine.Conn, error) {
 			cfg := engineConfig(addr)
 			cfg.Dialer = func(context.Context, string, string) (net.Conn, error) { return newReplayConn(scT), nil }
+			// Decode alone, on one goroutine like the go-mssqldb leg:
+			// read-ahead overlaps network reads, and a replayed
+			// connection has none; it would only add a copy and a
+			// goroutine handoff per chunk (and their variance).
+			cfg.ReadAhead = -1
 			return engine.Connect(ctx, cfg)
 		}
 		mssqlConnector = func() (*mssql.Connector, error) {
