@@ -31,6 +31,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
@@ -42,21 +43,25 @@ import (
 
 // Result is one leg of one shape and mode (the JSON schema of latest.json).
 type Result struct {
-	Shape        string    `json:"shape"`
-	Mode         string    `json:"mode"`
-	Leg          string    `json:"leg"`
-	Rows         int64     `json:"rows"`
-	WireBytes    int64     `json:"wire_bytes"`
-	Reps         int       `json:"reps"`
-	MedianMs     float64   `json:"median_ms"`
-	MinMs        float64   `json:"min_ms"`
-	MaxMs        float64   `json:"max_ms"`
-	RowsPerS     float64   `json:"rows_per_s"`
-	MBPerS       float64   `json:"mb_per_s"`
-	AllocsPerRow *float64  `json:"allocs_per_row,omitempty"`
-	Checksum     string    `json:"checksum"`
-	RatioToTDSX  *Ratio    `json:"ratio_vs_tdsextract,omitempty"`
-	AllMs        []float64 `json:"all_ms"`
+	Shape        string   `json:"shape"`
+	Mode         string   `json:"mode"`
+	Leg          string   `json:"leg"`
+	Rows         int64    `json:"rows"`
+	WireBytes    int64    `json:"wire_bytes"`
+	Reps         int      `json:"reps"`
+	MedianMs     float64  `json:"median_ms"`
+	MinMs        float64  `json:"min_ms"`
+	MaxMs        float64  `json:"max_ms"`
+	RowsPerS     float64  `json:"rows_per_s"`
+	MBPerS       float64  `json:"mb_per_s"`
+	AllocsPerRow *float64 `json:"allocs_per_row,omitempty"`
+	// CPUMs is the median CPU time of the timed part, every thread of this
+	// process (the test server too, when it runs in-process) and of its
+	// finished children (freebcp): over CPUMs/MedianMs cores were busy.
+	CPUMs       float64   `json:"cpu_ms"`
+	Checksum    string    `json:"checksum"`
+	RatioToTDSX *Ratio    `json:"ratio_vs_tdsextract,omitempty"`
+	AllMs       []float64 `json:"all_ms"`
 }
 
 // Ratio is this leg's time over tdsextract's, per interleaved pair.
@@ -250,7 +255,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			}
 			rc.reply()
 			want := int64(len(scT.replies[len(scT.replies)-1]))
-			t0 := time.Now()
+			w := startWatch()
 			var n int64
 			for n < want {
 				k, err := rc.Read(dst[:min(int64(len(dst)), want-n)])
@@ -259,7 +264,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 					break
 				}
 			}
-			return time.Since(t0), -1, fmt.Sprintf("%d bytes", n), -1, nil
+			return w.stop(), -1, fmt.Sprintf("%d bytes", n), -1, nil
 		}})
 	case "loopback":
 		tdsxConnect = func() (*engine.Conn, error) { return engine.Connect(ctx, engineConfig(addr)) }
@@ -295,12 +300,12 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 					return 0, 0, "", -1, err
 				}
 			}
-			t0 := time.Now()
+			w := startWatch()
 			if _, err := c.Write(sc.requests[len(sc.requests)-1]); err != nil {
 				return 0, 0, "", -1, err
 			}
 			n, err := readMessage(c, buf)
-			return time.Since(t0), -1, fmt.Sprintf("%d bytes", n), -1, err
+			return w.stop(), -1, fmt.Sprintf("%d bytes", n), -1, err
 		}})
 		rawLn, err := rawServer(rawReply)
 		if err != nil {
@@ -314,7 +319,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			}
 			defer c.Close()
 			buf := make([]byte, 256<<10)
-			t0 := time.Now()
+			w := startWatch()
 			c.Write([]byte{1}) // go
 			var n int64
 			for {
@@ -324,7 +329,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 					break
 				}
 			}
-			return time.Since(t0), -1, fmt.Sprintf("%d bytes", n), -1, nil
+			return w.stop(), -1, fmt.Sprintf("%d bytes", n), -1, nil
 		}})
 		if withBCP && (shape == "odbc5" || shape == "poc48") {
 			// The expected text checksum, from an untimed tdsextract pass.
@@ -358,9 +363,9 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			runtime.GC()
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
-			t0 := time.Now()
+			w := startWatch()
 			_, err = c.Query(ctx, engine.Query{SQL: query}, s)
-			d := time.Since(t0)
+			d := w.stop()
 			runtime.ReadMemStats(&m1)
 			return d, s.rows, fmt.Sprintf("%016x", s.total), int64(m1.Mallocs - m0.Mallocs), err
 		}},
@@ -379,9 +384,9 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			runtime.GC()
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
-			t0 := time.Now()
+			w := startWatch()
 			n, crc, _, err := scanAll(ctx, sc, query)
-			d := time.Since(t0)
+			d := w.stop()
 			runtime.ReadMemStats(&m1)
 			return d, n, fmt.Sprintf("%016x", crc), int64(m1.Mallocs - m0.Mallocs), err
 		}},
@@ -389,6 +394,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 
 	type obs struct {
 		ms     []float64
+		cpu    []float64
 		rows   int64
 		sum    string
 		allocs []float64
@@ -415,6 +421,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 				return nil, fmt.Errorf("leg %s: rep %d checksum %s/%d rows differs from %s/%d", legs[i].name, r, sum, n, res[i].sum, res[i].rows)
 			}
 			res[i].ms = append(res[i].ms, float64(d.Microseconds())/1000)
+			res[i].cpu = append(res[i].cpu, float64(legCPU.Microseconds())/1000)
 			if allocs >= 0 && n > 0 {
 				res[i].allocs = append(res[i].allocs, float64(allocs)/float64(n))
 			}
@@ -435,7 +442,8 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 	for i, l := range legs {
 		o := res[i]
 		r := Result{Shape: shape, Mode: mode, Leg: l.name, Rows: rowsN, WireBytes: int64(len(rawReply)), Reps: len(o.ms),
-			MedianMs: median(o.ms), MinMs: slices.Min(o.ms), MaxMs: slices.Max(o.ms), Checksum: o.sum, AllMs: o.ms}
+			MedianMs: median(o.ms), MinMs: slices.Min(o.ms), MaxMs: slices.Max(o.ms), Checksum: o.sum, AllMs: o.ms,
+			CPUMs: median(o.cpu)}
 		r.RowsPerS = float64(rowsN) / (r.MedianMs / 1000)
 		r.MBPerS = float64(len(rawReply)) / 1e6 / (r.MedianMs / 1000)
 		if len(o.allocs) > 0 {
@@ -452,6 +460,31 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// watch times a leg's timed part in wall time and in CPU time (see
+// Result.CPUMs). Legs run one at a time; stop leaves the CPU time in
+// legCPU for the repetition loop.
+type watch struct {
+	t0 time.Time
+	c0 time.Duration
+}
+
+var legCPU time.Duration
+
+func processCPU() time.Duration {
+	var self, kids syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano())
+}
+
+func startWatch() watch { return watch{c0: processCPU(), t0: time.Now()} }
+
+func (w watch) stop() time.Duration {
+	d := time.Since(w.t0)
+	legCPU = processCPU() - w.c0
+	return d
 }
 
 // scanAll runs query through database/sql, scanning every column of every
@@ -539,9 +572,9 @@ func freebcpLeg(addr, query string, isFlt []bool) (leg, bool) {
 	return leg{"freebcp", func() (time.Duration, int64, string, int64, error) {
 		cmd := exec.Command(bin, query, "queryout", file, "-S", "bench", "-U", benchUser, "-P", benchPass, "-D", "sample", "-c", "-t", "\t", "-r", "\n")
 		cmd.Env = append(os.Environ(), "FREETDSCONF="+conf, "TDSVER=7.4")
-		t0 := time.Now()
+		w := startWatch()
 		outp, err := cmd.CombinedOutput()
-		d := time.Since(t0)
+		d := w.stop()
 		if err != nil {
 			return 0, 0, "", -1, fmt.Errorf("freebcp: %v: %s", err, outp)
 		}
@@ -567,8 +600,8 @@ func printTable(w io.Writer, rs []Result) { fmt.Fprint(w, markdown(rs)) }
 
 func markdown(rs []Result) string {
 	var b strings.Builder
-	b.WriteString("| shape | mode | leg | rows | median ms | min ms | max ms | rows/s | MB/s | allocs/row | time vs tdsextract (median of pairs, min..max) | checksum |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	b.WriteString("| shape | mode | leg | rows | median ms | min ms | max ms | CPU ms | rows/s | MB/s | allocs/row | time vs tdsextract (median of pairs, min..max) | checksum |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, r := range rs {
 		alloc := "-"
 		if r.AllocsPerRow != nil {
@@ -578,8 +611,8 @@ func markdown(rs []Result) string {
 		if r.RatioToTDSX != nil {
 			ratio = fmt.Sprintf("%.2f× (%.2f..%.2f)", r.RatioToTDSX.PairMed, r.RatioToTDSX.PairMin, r.RatioToTDSX.PairMax)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %.1f | %.1f | %.1f | %.0f | %.0f | %s | %s | %s |\n",
-			r.Shape, r.Mode, r.Leg, r.Rows, r.MedianMs, r.MinMs, r.MaxMs, r.RowsPerS, r.MBPerS, alloc, ratio, r.Checksum)
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %s | %s | %s |\n",
+			r.Shape, r.Mode, r.Leg, r.Rows, r.MedianMs, r.MinMs, r.MaxMs, r.CPUMs, r.RowsPerS, r.MBPerS, alloc, ratio, r.Checksum)
 	}
 	return b.String()
 }
