@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"hash/crc32"
 	"math"
@@ -379,23 +380,52 @@ func (s *sum) goValue(k colKind, v any) error {
 }
 
 // textSink computes the text checksum freebcp's character output is
-// compared with: per row the fields' text joined by 0x1F and a newline;
-// integers in decimal, floats as the shortest text that round-trips (freebcp
-// prints 17 significant digits, which parse back to the same float), text
-// as UTF-8, NULL as the empty field (freebcp writes NULL as an empty field and
-// an empty string as a single NUL byte, which counts as empty here).
+// compared with: per row the fields' text joined by 0x1F and a newline, each
+// value written as freebcp -c writes it (FreeTDS 1.3), so the freebcp leg is
+// checked value by value at the precision freebcp keeps:
+//
+//	integers, decimal, money   decimal text (decimal with its scale, money with 4 places)
+//	bit                        0 or 1
+//	float, real                the shortest text that round-trips (textFileSum parses
+//	                           freebcp's digits back the same way)
+//	date                       "YYYY-MM-DD 00:00:00.000"
+//	time                       "1900-01-01 hh:mm:ss.mmm"
+//	datetime2, datetime        "YYYY-MM-DD hh:mm:ss.mmm"
+//	datetimeoffset             the local time so, without the offset
+//	uniqueidentifier           upper-case 8-4-4-4-12
+//	binary                     lower-case hex
+//	text                       UTF-8 as it is
+//	NULL                       the empty field (freebcp writes an empty string as
+//	                           one NUL byte, which counts as empty too)
+//
+// freebcp truncates every time of day to milliseconds and drops
+// datetimeoffset's offset: that is what its output holds, so that is what
+// is compared.
 type textSink struct {
 	sumSink // column kinds; its hash is unused
 	line    []byte
 	crc     uint64
 	field   int
-	isFlt   []bool
+	fkind   []byte // per column: 'f' float, 'r' real, 0 other (for textFileSum)
+	bin     bool   // the value in progress is binary: collected in val, hexed at EndValue
 }
 
 func (t *textSink) Columns(cols []decode.Column, modes []decode.Mode) error {
-	t.isFlt = t.isFlt[:0]
+	t.fkind = t.fkind[:0]
 	for _, c := range cols {
-		t.isFlt = append(t.isFlt, c.Type.Type == decode.TypeFltN || c.Type.Type == decode.TypeFlt8 || c.Type.Type == decode.TypeFlt4)
+		var k byte
+		switch c.Type.Type {
+		case decode.TypeFlt8:
+			k = 'f'
+		case decode.TypeFlt4:
+			k = 'r'
+		case decode.TypeFltN:
+			k = 'f'
+			if c.Type.Size == 4 {
+				k = 'r'
+			}
+		}
+		t.fkind = append(t.fkind, k)
 	}
 	return t.sumSink.Columns(cols, modes)
 }
@@ -406,20 +436,97 @@ func (t *textSink) sep() {
 	}
 	t.field++
 }
+
+// msClock appends v truncated to the millisecond, as freebcp prints it
+// (the year without leading zeros: "306-05-27 13:35:56.517").
+func (t *textSink) msClock(v decode.DateTime) {
+	v.Ticks = v.Ticks / 10_000 * 10_000
+	at := len(t.line)
+	t.line = decode.AppendDateTimeText(t.line, v, 3)
+	z := 0
+	for at+z+1 < len(t.line) && t.line[at+z] == '0' && t.line[at+z+1] != '-' {
+		z++
+	}
+	if z > 0 {
+		t.line = append(t.line[:at], t.line[at+z:]...)
+	}
+}
+
 func (t *textSink) Null(int)           { t.sep() }
 func (t *textSink) Int(_ int, v int64) { t.sep(); t.line = strconv.AppendInt(t.line, v, 10) }
+func (t *textSink) Bool(_ int, v bool) { t.sep(); t.line = strconv.AppendInt(t.line, b2i(v), 10) }
 func (t *textSink) Float64(_ int, v float64) {
 	t.sep()
 	t.line = strconv.AppendFloat(t.line, v, 'g', -1, 64)
 }
+func (t *textSink) Float32(_ int, v float32) {
+	t.sep()
+	t.line = strconv.AppendFloat(t.line, float64(v), 'g', -1, 32)
+}
+func (t *textSink) Decimal(_ int, v decode.Decimal) {
+	t.sep()
+	t.line = decode.AppendDecimalText(t.line, v)
+}
+func (t *textSink) Money(_ int, v int64) { t.sep(); t.line = decode.AppendMoneyText(t.line, v) }
+func (t *textSink) Date(_ int, days int32) {
+	t.sep()
+	t.msClock(decode.DateTime{Days: days})
+}
+func (t *textSink) Time(_ int, ticks int64) {
+	t.sep()
+	t.msClock(decode.DateTime{Days: decode.DateFromCivil(1900, 1, 1), Ticks: ticks})
+}
+func (t *textSink) DateTime(_ int, v decode.DateTime) { t.sep(); t.msClock(v) }
+func (t *textSink) DateTimeOffset(_ int, v decode.DateTimeOffset) {
+	t.sep()
+	t.msClock(v.Local())
+}
+func (t *textSink) GUID(_ int, v decode.GUID) {
+	t.sep()
+	at := len(t.line)
+	t.line = decode.AppendGUIDText(t.line, v)
+	copy(t.line[at:], bytes.ToUpper(t.line[at:]))
+}
 
-// Text is written straight into the line.
-func (t *textSink) BeginValue(int, int64)       { t.sep() }
-func (t *textSink) Reserve(_ int, n int) []byte { return reserve(&t.line, n) }
-func (t *textSink) Commit(_ int, n int)         { t.line = t.line[:len(t.line)+n] }
-func (t *textSink) Write(_ int, p []byte)       { t.line = append(t.line, p...) }
-func (t *textSink) EndValue(int)                {}
-func (t *textSink) Bytes(_ int, p []byte)       { t.sep(); t.line = append(t.line, p...) }
+// Text is written straight into the line; binary is collected and hexed.
+func (t *textSink) BeginValue(col int, _ int64) {
+	t.sep()
+	t.bin = t.kind[col] == 0x05
+	t.val = t.val[:0]
+}
+func (t *textSink) Reserve(_ int, n int) []byte {
+	if t.bin {
+		return reserve(&t.val, n)
+	}
+	return reserve(&t.line, n)
+}
+func (t *textSink) Commit(_ int, n int) {
+	if t.bin {
+		t.val = t.val[:len(t.val)+n]
+		return
+	}
+	t.line = t.line[:len(t.line)+n]
+}
+func (t *textSink) Write(_ int, p []byte) {
+	if t.bin {
+		t.val = append(t.val, p...)
+		return
+	}
+	t.line = append(t.line, p...)
+}
+func (t *textSink) EndValue(int) {
+	if t.bin {
+		t.line = hex.AppendEncode(t.line, t.val)
+	}
+}
+func (t *textSink) Bytes(col int, p []byte) {
+	t.sep()
+	if t.kind[col] == 0x05 {
+		t.line = hex.AppendEncode(t.line, p)
+		return
+	}
+	t.line = append(t.line, p...)
+}
 func (t *textSink) EndRow() error {
 	t.line = append(t.line, '\n')
 	t.crc = uint64(crc32.Update(uint32(t.crc), crcTable, t.line))
@@ -430,7 +537,7 @@ func (t *textSink) EndRow() error {
 
 // textFileSum computes textSink's checksum over a freebcp character-mode
 // file written with tab field and newline row terminators.
-func textFileSum(path string, isFlt []bool) (int64, uint64, error) {
+func textFileSum(path string, fkind []byte) (int64, uint64, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, err
@@ -455,12 +562,16 @@ func textFileSum(path string, isFlt []bool) (int64, uint64, error) {
 			if f > 0 {
 				line = append(line, 0x1F)
 			}
-			if f < len(isFlt) && isFlt[f] && len(field) > 0 {
-				v, err := strconv.ParseFloat(string(field), 64)
+			if f < len(fkind) && fkind[f] != 0 && len(field) > 0 {
+				bits := 64
+				if fkind[f] == 'r' {
+					bits = 32
+				}
+				v, err := strconv.ParseFloat(string(field), bits)
 				if err != nil {
 					return rows, 0, fmt.Errorf("freebcp file: row %d field %d: %v", rows+1, f+1, err)
 				}
-				line = strconv.AppendFloat(line, v, 'g', -1, 64)
+				line = strconv.AppendFloat(line, v, 'g', -1, bits)
 			} else if !(len(field) == 1 && field[0] == 0) {
 				line = append(line, field...)
 			}

@@ -338,7 +338,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			}
 			return w.stop(), -1, fmt.Sprintf("%d bytes", n), -1, nil
 		}})
-		if withBCP && (shape == "odbc5" || shape == "poc48") {
+		if withBCP {
 			// The expected text checksum, from an untimed tdsextract pass.
 			c, err := engine.Connect(ctx, engineConfig(addr))
 			if err != nil {
@@ -351,7 +351,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 				return nil, err
 			}
 			wantText = fmt.Sprintf("text:%016x", ts.crc)
-			if l, ok := freebcpLeg(addr, query, ts.isFlt); ok {
+			if l, ok := freebcpLeg(addr, query, ts.fkind); ok {
 				legs = append(legs, l)
 			}
 		}
@@ -567,7 +567,7 @@ func rawServer(reply []byte) (net.Listener, error) {
 
 // freebcpLeg exports query with FreeTDS's freebcp to a file on tmpfs. Its
 // checksum is a text checksum compared against a tdsextract text pass.
-func freebcpLeg(addr, query string, isFlt []bool) (leg, bool) {
+func freebcpLeg(addr, query string, fkind []byte) (leg, bool) {
 	bin, err := exec.LookPath("freebcp")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench: freebcp not installed; skipping the FreeTDS leg (apt-get install freetds-bin)")
@@ -594,7 +594,7 @@ func freebcpLeg(addr, query string, isFlt []bool) (leg, bool) {
 		if err != nil {
 			return 0, 0, "", -1, fmt.Errorf("freebcp: %v: %s", err, outp)
 		}
-		n, crc, err := textFileSum(file, isFlt)
+		n, crc, err := textFileSum(file, fkind)
 		os.Remove(file)
 		return d, n, fmt.Sprintf("text:%016x", crc), -1, err
 	}}, true
