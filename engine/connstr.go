@@ -136,8 +136,9 @@ type Config struct {
 
 	// ReadAhead is how many 256 KiB chunks a goroutine of the session
 	// reads ahead of the decoder after login (see readahead.go): zero
-	// means 4 (1 MiB), a negative value turns read-ahead off, so that the
-	// request goroutine reads the socket itself.
+	// means 4 (1 MiB), at most 64; a negative value turns read-ahead off,
+	// so that the request goroutine reads the socket itself. Connection
+	// string key: readAhead=off|on|N.
 	ReadAhead int
 
 	// BrowserPort is the SQL Browser's UDP port; zero: DefaultBrowserPort.
@@ -172,6 +173,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ResidencyCap < 0 {
 		return errors.New("engine: config: negative residency cap")
+	}
+	if c.ReadAhead > maxReadAheadChunks {
+		return fmt.Errorf("engine: config: read-ahead of %d chunks exceeds %d", c.ReadAhead, maxReadAheadChunks)
 	}
 	return nil
 }
@@ -500,6 +504,12 @@ func setKey(cfg *Config, key, val string, ado bool) error {
 			return bad(err)
 		}
 		cfg.PacketSize = n
+	case "readahead":
+		n, err := parseReadAhead(val)
+		if err != nil {
+			return bad(err)
+		}
+		cfg.ReadAhead = n
 	case "appname", "applicationname":
 		cfg.AppName = val
 	case "workstationid", "wsid":
@@ -524,6 +534,22 @@ func setKey(cfg *Config, key, val string, ado bool) error {
 		return fmt.Errorf("engine: connection string: unknown key %q", key)
 	}
 	return nil
+}
+
+// parseReadAhead reads the readAhead key: off (or false, no, 0), on (the
+// default ring), or a number of 256 KiB chunks.
+func parseReadAhead(s string) (int, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "off", "false", "no", "0":
+		return -1, nil
+	case "on", "true", "yes", "":
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 || n > maxReadAheadChunks {
+		return 0, fmt.Errorf("want off, on or 1..%d chunks of 256 KiB, got %q", maxReadAheadChunks, s)
+	}
+	return n, nil
 }
 
 func parseBool(s string) (bool, error) {

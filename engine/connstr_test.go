@@ -23,6 +23,8 @@ func TestConnStringURL(t *testing.T) {
 			Config{Host: "host", Instance: "SQLEXPRESS", User: "u", Password: "p", Database: "x"}},
 		{"sqlserver://u:p@[::1]:1444",
 			Config{Host: "::1", Port: 1444, User: "u", Password: "p"}},
+		{"sqlserver://u:p@host?readAhead=off",
+			Config{Host: "host", User: "u", Password: "p", ReadAhead: -1}},
 		{"SQLSERVER://u@host?TrustServerCertificate=true&encrypt=disable&connection+timeout=30&packet+size=4096&app+name=my+tool&hostNameInCertificate=cn.example&certificate=/etc/ca.pem",
 			Config{Host: "host", User: "u", Encrypt: EncryptDisable, TrustServerCertificate: true, ConnectTimeout: 30 * time.Second,
 				PacketSize: 4096, AppName: "my tool", HostNameInCertificate: "cn.example", CAFile: "/etc/ca.pem"}},
@@ -63,6 +65,9 @@ func TestConnStringADO(t *testing.T) {
 				ConnectTimeout: 20 * time.Second, PacketSize: 8192, AppName: "tdsextract"}},
 		{"server=host;uid=u;pwd={a;b}}c};database=d",
 			Config{Host: "host", User: "u", Password: "a;b}c", Database: "d"}},
+		{"Server=host;Read Ahead=off", Config{Host: "host", ReadAhead: -1}},
+		{"Server=host;ReadAhead=16", Config{Host: "host", ReadAhead: 16}},
+		{"Server=host;readahead=on", Config{Host: "host"}},
 		{`Server=host;User ID=u;Password="semi;colon ""quoted"" @:#";Encrypt=strict`,
 			Config{Host: "host", User: "u", Password: `semi;colon "quoted" @:#`, Encrypt: EncryptStrict}},
 		{`Server=host;User ID=u;Password='it''s; fine'`,
@@ -103,11 +108,13 @@ func TestConnStringADO(t *testing.T) {
 func TestConnStringErrors(t *testing.T) {
 	bad := []string{
 		"",
-		"Database=x",                                    // no server
-		"Server=host;Password={unterminated",            // quote
-		"Server=host;Password={a}b",                     // text after quote
-		"Server=host;Encrypt=maybe",                     // bad encrypt
-		"Server=host;Packet Size=100",                   // out of range
+		"Database=x",                         // no server
+		"Server=host;Password={unterminated", // quote
+		"Server=host;Password={a}b",          // text after quote
+		"Server=host;Encrypt=maybe",          // bad encrypt
+		"Server=host;Packet Size=100",        // out of range
+		"Server=host;Read Ahead=65",          // more than 16 MiB
+		"Server=host;Read Ahead=lots",
 		"Server=np:host",                                // named pipes
 		"Server=host,99999",                             // port
 		"Server=host;Password=a;PasswordEnv=B",          // two password sources

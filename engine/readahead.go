@@ -30,6 +30,7 @@ import (
 const (
 	readAheadChunk         = 256 << 10
 	defaultReadAheadChunks = 4
+	maxReadAheadChunks     = 64 // 16 MiB
 )
 
 type readAheadConn struct {
