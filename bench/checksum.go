@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/tdsextract/tdsextract/decode"
 )
@@ -96,21 +97,9 @@ func tail(p []byte) uint64 {
 	}
 }
 
-func (s *sum) str(tag byte, p string) {
-	s.word(uint64(len(p))<<8 | uint64(tag))
-	for len(p) >= 8 {
-		s.word(uint64(p[0]) | uint64(p[1])<<8 | uint64(p[2])<<16 | uint64(p[3])<<24 |
-			uint64(p[4])<<32 | uint64(p[5])<<40 | uint64(p[6])<<48 | uint64(p[7])<<56)
-		p = p[8:]
-	}
-	if len(p) > 0 {
-		var w uint64
-		for i := range len(p) {
-			w |= uint64(p[i]) << (8 * i)
-		}
-		s.word(w)
-	}
-}
+// str hashes a string as bytes does, through a read-only view (no copy:
+// the go-mssqldb leg's strings would otherwise cost it an allocation each).
+func (s *sum) str(tag byte, p string) { s.bytes(tag, unsafe.Slice(unsafe.StringData(p), len(p))) }
 
 func (s *sum) null() { s.word(0xFF) }
 

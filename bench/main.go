@@ -36,6 +36,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
+	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampledb"
 	"github.com/tdsextract/tdsextract/internal/tdsserver"
@@ -81,7 +82,7 @@ type leg struct {
 	name string
 	// run performs one timed repetition and returns the elapsed time, rows,
 	// checksum and allocations made during the timed part (-1 unknown).
-	run func() (time.Duration, int64, string, int64, error)
+	run func() (sample, error)
 }
 
 func main() {
@@ -193,15 +194,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 	var wantText string
 	switch mode {
 	case "memory":
-		scT, err := record(addr, func(p string) error {
-			c, err := engine.Connect(ctx, engineConfig(p))
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			_, err = c.Query(ctx, engine.Query{SQL: query}, &sumSink{})
-			return err
-		})
+		scT, err := record(addr, func(p string) error { return tdsxQuery(p, query, &sumSink{}) })
 		if err != nil {
 			return nil, fmt.Errorf("recording tdsextract: %w", err)
 		}
@@ -243,14 +236,14 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			c.Dialer = memDialer{scM}
 			return c, nil
 		}
-		legs = append(legs, leg{"raw", func() (time.Duration, int64, string, int64, error) {
+		legs = append(legs, leg{"raw", func() (sample, error) {
 			dst := make([]byte, 256<<10)
 			rc := newReplayConn(scT)
 			// Skip the login replies untimed: ask, then read the query reply.
 			for i := 0; i < len(scT.replies)-1; i++ {
 				rc.reply()
 				if _, err := io.CopyN(io.Discard, rc, int64(len(scT.replies[i]))); err != nil {
-					return 0, 0, "", -1, err
+					return sample{}, err
 				}
 			}
 			rc.reply()
@@ -264,7 +257,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 					break
 				}
 			}
-			return w.stop(), -1, fmt.Sprintf("%d bytes", n), -1, nil
+			return w.stop().raw(n), nil
 		}})
 	case "loopback":
 		tdsxConnect = func() (*engine.Conn, error) { return engine.Connect(ctx, engineConfig(addr)) }
@@ -276,15 +269,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			return engine.Connect(ctx, cfg)
 		}, query))
 		mssqlConnector = func() (*mssql.Connector, error) { return mssql.NewConnector(mssqlDSN(addr)) }
-		sc, err := record(addr, func(p string) error {
-			c, err := engine.Connect(ctx, engineConfig(p))
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			_, err = c.Query(ctx, engine.Query{SQL: query}, &sumSink{})
-			return err
-		})
+		sc, err := record(addr, func(p string) error { return tdsxQuery(p, query, &sumSink{}) })
 		if err != nil {
 			return nil, err
 		}
@@ -292,37 +277,37 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 		// raw-server: replay tdsextract's own login and query to the test
 		// server and read the reply packets without decoding them: the
 		// ceiling of any client of this server on this machine.
-		legs = append(legs, leg{"raw-server", func() (time.Duration, int64, string, int64, error) {
+		legs = append(legs, leg{"raw-server", func() (sample, error) {
 			c, err := net.Dial("tcp", addr)
 			if err != nil {
-				return 0, 0, "", -1, err
+				return sample{}, err
 			}
 			defer c.Close()
 			buf := make([]byte, 64<<10)
 			for _, req := range sc.requests[:len(sc.requests)-1] {
 				if _, err := c.Write(req); err != nil {
-					return 0, 0, "", -1, err
+					return sample{}, err
 				}
 				if _, err := readMessage(c, buf); err != nil {
-					return 0, 0, "", -1, err
+					return sample{}, err
 				}
 			}
 			w := startWatch()
 			if _, err := c.Write(sc.requests[len(sc.requests)-1]); err != nil {
-				return 0, 0, "", -1, err
+				return sample{}, err
 			}
 			n, err := readMessage(c, buf)
-			return w.stop(), -1, fmt.Sprintf("%d bytes", n), -1, err
+			return w.stop().raw(n), err
 		}})
 		rawLn, err := rawServer(rawReply)
 		if err != nil {
 			return nil, err
 		}
 		defer rawLn.Close()
-		legs = append(legs, leg{"raw", func() (time.Duration, int64, string, int64, error) {
+		legs = append(legs, leg{"raw", func() (sample, error) {
 			c, err := net.Dial("tcp", rawLn.Addr().String())
 			if err != nil {
-				return 0, 0, "", -1, err
+				return sample{}, err
 			}
 			defer c.Close()
 			buf := make([]byte, 256<<10)
@@ -336,18 +321,12 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 					break
 				}
 			}
-			return w.stop(), -1, fmt.Sprintf("%d bytes", n), -1, nil
+			return w.stop().raw(n), nil
 		}})
 		if withBCP {
 			// The expected text checksum, from an untimed tdsextract pass.
-			c, err := engine.Connect(ctx, engineConfig(addr))
-			if err != nil {
-				return nil, err
-			}
 			ts := &textSink{}
-			_, err = c.Query(ctx, engine.Query{SQL: query}, ts)
-			c.Close()
-			if err != nil {
+			if err := tdsxQuery(addr, query, ts); err != nil {
 				return nil, err
 			}
 			wantText = fmt.Sprintf("text:%016x", ts.crc)
@@ -361,26 +340,21 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 
 	legs = append([]leg{
 		tdsxLeg("tdsextract", tdsxConnect, query),
-		{"go-mssqldb", func() (time.Duration, int64, string, int64, error) {
+		{"go-mssqldb", func() (sample, error) {
 			conn, err := mssqlConnector()
 			if err != nil {
-				return 0, 0, "", 0, err
+				return sample{}, err
 			}
 			db := sql.OpenDB(conn)
 			defer db.Close()
 			sc, err := db.Conn(ctx) // connects (untimed) without sending a query
 			if err != nil {
-				return 0, 0, "", 0, err
+				return sample{}, err
 			}
 			defer sc.Close()
-			runtime.GC()
-			var m0, m1 runtime.MemStats
-			runtime.ReadMemStats(&m0)
 			w := startWatch()
 			n, crc, _, err := scanAll(ctx, sc, query)
-			d := w.stop()
-			runtime.ReadMemStats(&m1)
-			return d, n, fmt.Sprintf("%016x", crc), int64(m1.Mallocs - m0.Mallocs), err
+			return w.stop().of(n, fmt.Sprintf("%016x", crc)), err
 		}},
 	}, legs...)
 
@@ -401,21 +375,21 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			slices.Reverse(order)
 		}
 		for _, i := range order {
-			d, n, sum, allocs, err := legs[i].run()
+			sm, err := legs[i].run()
 			if err != nil {
 				return nil, fmt.Errorf("leg %s: %w", legs[i].name, err)
 			}
 			if r == 0 {
-				res[i].rows, res[i].sum = n, sum
+				res[i].rows, res[i].sum = sm.rows, sm.sum
 				continue // warm-up, discarded
 			}
-			if sum != res[i].sum || n != res[i].rows {
-				return nil, fmt.Errorf("leg %s: rep %d checksum %s/%d rows differs from %s/%d", legs[i].name, r, sum, n, res[i].sum, res[i].rows)
+			if sm.sum != res[i].sum || sm.rows != res[i].rows {
+				return nil, fmt.Errorf("leg %s: rep %d checksum %s/%d rows differs from %s/%d", legs[i].name, r, sm.sum, sm.rows, res[i].sum, res[i].rows)
 			}
-			res[i].ms = append(res[i].ms, float64(d.Microseconds())/1000)
-			res[i].cpu = append(res[i].cpu, float64(legCPU.Microseconds())/1000)
-			if allocs >= 0 && n > 0 {
-				res[i].allocs = append(res[i].allocs, float64(allocs)/float64(n))
+			res[i].ms = append(res[i].ms, float64(sm.wall.Microseconds())/1000)
+			res[i].cpu = append(res[i].cpu, float64(sm.cpu.Microseconds())/1000)
+			if sm.allocs >= 0 && sm.rows > 0 {
+				res[i].allocs = append(res[i].allocs, float64(sm.allocs)/float64(sm.rows))
 			}
 		}
 	}
@@ -457,36 +431,58 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 	return out, nil
 }
 
+// tdsxQuery runs query once on a new tdsextract session to addr (untimed:
+// recordings and the text pass).
+func tdsxQuery(addr, query string, sink decode.CellSink) error {
+	c, err := engine.Connect(context.Background(), engineConfig(addr))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.Query(context.Background(), engine.Query{SQL: query}, sink)
+	return err
+}
+
 // tdsxLeg is tdsextract's fetch and decode of query into the checksum sink
 // over a session from connect (connected untimed).
 func tdsxLeg(name string, connect func() (*engine.Conn, error), query string) leg {
-	return leg{name, func() (time.Duration, int64, string, int64, error) {
+	return leg{name, func() (sample, error) {
 		c, err := connect()
 		if err != nil {
-			return 0, 0, "", 0, err
+			return sample{}, err
 		}
 		defer c.Close()
 		s := &sumSink{}
-		runtime.GC()
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
 		w := startWatch()
 		_, err = c.Query(context.Background(), engine.Query{SQL: query}, s)
-		d := w.stop()
-		runtime.ReadMemStats(&m1)
-		return d, s.rows, fmt.Sprintf("%016x", s.total), int64(m1.Mallocs - m0.Mallocs), err
+		return w.stop().of(s.rows, fmt.Sprintf("%016x", s.total)), err
 	}}
 }
 
-// watch times a leg's timed part in wall time and in CPU time (see
-// Result.CPUMs). Legs run one at a time; stop leaves the CPU time in
-// legCPU for the repetition loop.
+// sample is one timed repetition of a leg.
+type sample struct {
+	wall, cpu time.Duration
+	allocs    int64  // heap allocations of this process in the timed part; -1 unknown
+	rows      int64  // -1: a raw leg, which counts bytes
+	sum       string // the checksum, or the byte count of a raw leg
+}
+
+// of sets the rows and checksum of a decoding leg.
+func (s sample) of(rows int64, sum string) sample { s.rows, s.sum = rows, sum; return s }
+
+// raw sets a raw leg's byte count.
+func (s sample) raw(n int64) sample {
+	s.rows, s.sum, s.allocs = -1, fmt.Sprintf("%d bytes", n), -1
+	return s
+}
+
+// watch times a leg's timed part: wall time, CPU time (Result.CPUMs) and
+// heap allocations. Every leg starts from a collected heap.
 type watch struct {
 	t0 time.Time
 	c0 time.Duration
+	m0 uint64
 }
-
-var legCPU time.Duration
 
 func processCPU() time.Duration {
 	var self, kids syscall.Rusage
@@ -495,12 +491,19 @@ func processCPU() time.Duration {
 	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano())
 }
 
-func startWatch() watch { return watch{c0: processCPU(), t0: time.Now()} }
+func startWatch() watch {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return watch{m0: m.Mallocs, c0: processCPU(), t0: time.Now()}
+}
 
-func (w watch) stop() time.Duration {
-	d := time.Since(w.t0)
-	legCPU = processCPU() - w.c0
-	return d
+func (w watch) stop() sample {
+	wall := time.Since(w.t0)
+	cpu := processCPU() - w.c0
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return sample{wall: wall, cpu: cpu, allocs: int64(m.Mallocs - w.m0)}
 }
 
 // scanAll runs query through database/sql, scanning every column of every
@@ -585,18 +588,20 @@ func freebcpLeg(addr, query string, fkind []byte) (leg, bool) {
 	conf := filepath.Join(tmp, "freetds.conf")
 	os.WriteFile(conf, []byte(fmt.Sprintf("[bench]\n\thost = %s\n\tport = %s\n\ttds version = 7.4\n\tencryption = off\n", host, port)), 0o644)
 	file := filepath.Join(tmp, "out.bcp")
-	return leg{"freebcp", func() (time.Duration, int64, string, int64, error) {
+	return leg{"freebcp", func() (sample, error) {
 		cmd := exec.Command(bin, query, "queryout", file, "-S", "bench", "-U", benchUser, "-P", benchPass, "-D", "sample", "-c", "-t", "\t", "-r", "\n")
 		cmd.Env = append(os.Environ(), "FREETDSCONF="+conf, "TDSVER=7.4")
 		w := startWatch()
 		outp, err := cmd.CombinedOutput()
-		d := w.stop()
+		smp := w.stop()
 		if err != nil {
-			return 0, 0, "", -1, fmt.Errorf("freebcp: %v: %s", err, outp)
+			return sample{}, fmt.Errorf("freebcp: %v: %s", err, outp)
 		}
 		n, crc, err := textFileSum(file, fkind)
 		os.Remove(file)
-		return d, n, fmt.Sprintf("text:%016x", crc), -1, err
+		smp = smp.of(n, fmt.Sprintf("text:%016x", crc))
+		smp.allocs = -1 // freebcp's work is another process's
+		return smp, err
 	}}, true
 }
 
