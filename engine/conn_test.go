@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -691,4 +692,20 @@ func TestIntegrationSinkErrorCancels(t *testing.T) {
 		t.Fatalf("busy: %v", err)
 	}
 	c.busy.Store(false)
+}
+
+// OnProgress is called from the read loop every ProgressRows rows with the
+// rows so far (the job runner's progress bars), nothing per cell.
+func TestIntegrationProgress(t *testing.T) {
+	_, cfg := startServer(t, nil)
+	c := mustConnect(t, cfg)
+	var got []int64
+	q := Query{SQL: "SELECT TOP 20000 * FROM dbo.poc48", OnProgress: func(n int64) { got = append(got, n) }}
+	res, err := c.Query(context.Background(), q, nil)
+	if err != nil || res.Rows != 20000 {
+		t.Fatalf("%v, %d rows", err, res.Rows)
+	}
+	if want := []int64{ProgressRows, 2 * ProgressRows}; !slices.Equal(got, want) {
+		t.Fatalf("progress calls %v, want %v", got, want)
+	}
 }

@@ -168,7 +168,7 @@ func (j *JobConfig) Validate(reg *Registry) error {
 		default:
 			add(f+".verify", "%q: use none or count", e.Verify)
 		}
-		if e.Verify == "count" && e.Query != "" {
+		if strings.EqualFold(e.Verify, "count") && e.Query != "" {
 			add(f+".verify", "count verification needs a table extract")
 		}
 		for k, c := range e.Convert {

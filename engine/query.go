@@ -25,7 +25,14 @@ type Query struct {
 	// also ends up in the returned error) as it arrives. The Message is
 	// valid only during the call.
 	OnMessage func(*decode.Message)
+	// OnProgress, if set, is called with the rows received so far every
+	// ProgressRows rows (from the read loop, between rows: no wrapper
+	// around the sink, so nothing per cell).
+	OnProgress func(rows int64)
 }
+
+// ProgressRows is how often (in rows) Query.OnProgress is called.
+const ProgressRows = 8192
 
 // Param is one sp_executesql parameter. Value is a Go value (nil, bool,
 // integers, float32/64, string, []byte, time.Time) or one of decode's value
@@ -117,7 +124,7 @@ func (c *Conn) Query(ctx context.Context, q Query, sink decode.CellSink) (*Resul
 	// request's columns to the new sink in SetSink.
 	c.stream = decode.NewStream(c.streamOptions())
 	_ = c.stream.SetSink(sink) // no columns yet: cannot fail
-	err = c.readResponse(&q, sink, res)
+	err = c.readResponse(&q, res)
 	cancelled := c.unwatch(w)
 	switch {
 	case err == nil:
@@ -176,11 +183,12 @@ func (r *Result) err() error {
 	return nil
 }
 
-// readResponse is the hot loop: decode what is buffered, and only when the
-// decoder needs more bytes, wait for the network (fill arms the deadline).
+// readResponse is the hot loop: decode what is buffered into the sink set on
+// c.stream, and only when the decoder needs more bytes, wait for the network
+// (fill arms the deadline).
 // Nothing here allocates per row; the per-row cost of cancellation is one
 // atomic load.
-func (c *Conn) readResponse(q *Query, sink decode.CellSink, res *Result) error {
+func (c *Conn) readResponse(q *Query, res *Result) error {
 	s := c.stream
 	for {
 		n, ev, err := s.Next(c.buf[c.r:c.wpos])
@@ -214,11 +222,16 @@ func (c *Conn) readResponse(q *Query, sink decode.CellSink, res *Result) error {
 			// context.AfterFunc sets the flag from another goroutine, a
 			// little later than cancel returns; polling Done every
 			// cancelPollRows rows bounds how many rows that can take.
-			if res.Rows%cancelPollRows == 0 && c.done != nil {
-				select {
-				case <-c.done:
-					return errInterrupted
-				default:
+			if res.Rows%cancelPollRows == 0 {
+				if c.done != nil {
+					select {
+					case <-c.done:
+						return errInterrupted
+					default:
+					}
+				}
+				if q.OnProgress != nil && res.Rows%ProgressRows == 0 {
+					q.OnProgress(res.Rows)
 				}
 			}
 		case decode.EventColMetadata:

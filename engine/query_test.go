@@ -52,7 +52,7 @@ func TestExhaustedBudgetServesBufferedRows(t *testing.T) {
 	res := &Result{}
 	c.w.start(TimeoutOf(0))
 	c.stream.SetSink(&cap)
-	if err := c.readResponse(&Query{}, &cap, res); err != nil {
+	if err := c.readResponse(&Query{}, res); err != nil {
 		t.Fatalf("complete buffered response: %v", err)
 	}
 	if res.Rows != 50 || len(cap.Rows) != 50 || fc.reads != 0 || fc.sets != 0 {
@@ -64,7 +64,7 @@ func TestExhaustedBudgetServesBufferedRows(t *testing.T) {
 	res = &Result{}
 	c.w.start(TimeoutOf(0))
 	c.stream.SetSink(&cap)
-	err := c.readResponse(&Query{}, &cap, res)
+	err := c.readResponse(&Query{}, res)
 	if !isTimeout(err) {
 		t.Fatalf("read that must wait: %v", err)
 	}
@@ -87,7 +87,7 @@ func TestLazyDeadlineNotPerRow(t *testing.T) {
 	c.stream = decode.NewStream(decode.StreamOptions{})
 	res := &Result{}
 	c.stream.SetSink(&c.discard)
-	if err := c.readResponse(&Query{}, &c.discard, res); err != nil {
+	if err := c.readResponse(&Query{}, res); err != nil {
 		t.Fatal(err)
 	}
 	if res.Rows != 5000 {
@@ -122,7 +122,7 @@ func TestReadLoopZeroAllocsPerRow(t *testing.T) {
 			c.stream.Reset()
 			c.stream.SetSink(sink)
 			res := Result{RowCounts: make([]int64, 0, 4)}
-			if err := c.readResponse(&Query{}, sink, &res); err != nil || res.Rows != int64(rows) {
+			if err := c.readResponse(&Query{}, &res); err != nil || res.Rows != int64(rows) {
 				t.Fatalf("%v %d", err, res.Rows)
 			}
 		})
@@ -152,7 +152,7 @@ func TestCancelFlagBetweenRows(t *testing.T) {
 	sink := &countSink{after: 10, fire: func() { c.w.interrupt.flag.Store(true) }}
 	c.stream.SetSink(sink)
 	res := &Result{}
-	err := c.readResponse(&Query{}, sink, res)
+	err := c.readResponse(&Query{}, res)
 	if !errors.Is(err, errInterrupted) || res.Rows != 10 || fc.reads != 0 {
 		t.Fatalf("err %v rows %d reads %d", err, res.Rows, fc.reads)
 	}

@@ -296,12 +296,14 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 	for i, s := range sinks {
 		cs[i] = s
 	}
-	counter := newCountingSink(Tee(cs...), 8192)
+	q := Query{SQL: sqlText, Timeout: timeout}
 	if r.Progress != nil {
-		counter.onTick = func(n int64) { r.Progress.Update(name, n, wire.Load()) }
+		q.OnProgress = func(n int64) { r.Progress.Update(name, n, wire.Load()) }
 	}
-	_, qerr := conn.Query(ctx, Query{SQL: sqlText, Timeout: timeout}, counter)
-	rows = counter.rows
+	res, qerr := conn.Query(ctx, q, Tee(cs...))
+	if res != nil {
+		rows = res.Rows
+	}
 	es.Rows, es.WireBytes = rows, wire.Load()
 	if qerr != nil {
 		abortAll()
@@ -337,40 +339,6 @@ func rate(n int64, d time.Duration) float64 {
 		return 0
 	}
 	return float64(n) / d.Seconds()
-}
-
-// countingSink counts rows at EndRow and calls onTick every `every` rows.
-// It forwards the decoder's BytesSink fast path when the wrapped sink has it.
-type countingSink struct {
-	decode.CellSink
-	bytes  decode.BytesSink
-	rows   int64
-	every  int64
-	onTick func(int64)
-}
-
-func newCountingSink(s decode.CellSink, every int64) *countingSink {
-	c := &countingSink{CellSink: s, every: every}
-	c.bytes, _ = s.(decode.BytesSink)
-	return c
-}
-
-func (c *countingSink) Bytes(col int, p []byte) {
-	if c.bytes != nil {
-		c.bytes.Bytes(col, p)
-		return
-	}
-	c.CellSink.BeginValue(col, int64(len(p)))
-	c.CellSink.Write(col, p)
-	c.CellSink.EndValue(col)
-}
-
-func (c *countingSink) EndRow() error {
-	c.rows++
-	if c.onTick != nil && c.rows%c.every == 0 {
-		c.onTick(c.rows)
-	}
-	return c.CellSink.EndRow()
 }
 
 // DescribeTable returns the columns of schema.table as the server

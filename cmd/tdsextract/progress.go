@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
@@ -91,9 +92,7 @@ type barProgress struct {
 
 type bar struct {
 	b     *mpb.Bar
-	start time.Time
-	bytes int64
-	mu    sync.Mutex
+	bytes atomic.Int64 // wire bytes, read by the bar's decorator
 }
 
 func (p *barProgress) Start(ex string, est int64) {
@@ -101,15 +100,11 @@ func (p *barProgress) Start(ex string, est int64) {
 	if total < 0 {
 		total = 0 // unknown: a spinner-like bar without ETA
 	}
-	st := &bar{start: time.Now()}
+	st := &bar{}
 	decorators := []decor.Decorator{
 		decor.CurrentNoUnit("%d rows"),
 		decor.AverageSpeed(0, " %.0f rows/s"),
-		decor.Any(func(decor.Statistics) string {
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			return " " + humanBytes(st.bytes)
-		}),
+		decor.Any(func(decor.Statistics) string { return " " + humanBytes(st.bytes.Load()) }),
 	}
 	if est > 0 {
 		decorators = append(decorators, decor.Percentage(decor.WCSyncSpace), decor.Name(" ETA "), decor.AverageETA(decor.ET_STYLE_GO))
@@ -127,14 +122,10 @@ func (p *barProgress) get(ex string) *bar {
 }
 
 func (p *barProgress) Update(ex string, rows, bytes int64) {
-	st := p.get(ex)
-	if st == nil {
-		return
+	if st := p.get(ex); st != nil {
+		st.bytes.Store(bytes)
+		st.b.SetCurrent(rows)
 	}
-	st.mu.Lock()
-	st.bytes = bytes
-	st.mu.Unlock()
-	st.b.SetCurrent(rows)
 }
 
 func (p *barProgress) Finish(ex string, rows, bytes int64, err error) {
@@ -142,9 +133,7 @@ func (p *barProgress) Finish(ex string, rows, bytes int64, err error) {
 	if st == nil {
 		return
 	}
-	st.mu.Lock()
-	st.bytes = bytes
-	st.mu.Unlock()
+	st.bytes.Store(bytes)
 	if err != nil {
 		st.b.Abort(false)
 		return
