@@ -30,6 +30,7 @@ type Conn struct {
 	transport net.Conn // what TDS packets travel over: raw, or TLS over raw; read ahead after login
 	encrypted bool     // transport is TLS
 	ra        *readAheadConn
+	wire      atomic.Int64 // bytes received (WireBytes)
 	w         waiter
 
 	// Read side: c.buf[c.r:c.wpos] holds message payload bytes (packet
@@ -134,17 +135,37 @@ func (c *Conn) fail(err error) error {
 func (c *Conn) Broken() bool { return c.broken != nil }
 
 // setRaw installs the TCP connection, metered (see meteredConn) when it is
-// a *net.TCPConn, and returns what was installed.
+// a *net.TCPConn, and returns what was installed. Either way the bytes
+// read from it are counted for WireBytes.
 func (c *Conn) setRaw(nc net.Conn) net.Conn {
-	c.raw = nc
+	c.raw = countingConn{Conn: nc, n: &c.wire}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
-		if m, err := newMeteredConn(tc, &c.w.b); err == nil {
+		if m, err := newMeteredConn(tc, &c.w.b, &c.wire); err == nil {
 			c.raw = m
 			c.w.metered = true
 		}
 	}
 	return c.raw
+}
+
+// WireBytes returns the bytes this session has received from the network
+// so far, login included (TLS records as they arrived). It may be called
+// from any goroutine.
+func (c *Conn) WireBytes() int64 { return c.wire.Load() }
+
+// countingConn counts the bytes read from a connection that is not a
+// *net.TCPConn (a custom Dialer's): one atomic add per read call, never
+// per row.
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // initIO sets up the buffers for a new transport.

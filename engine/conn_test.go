@@ -695,7 +695,8 @@ func TestIntegrationSinkErrorCancels(t *testing.T) {
 }
 
 // OnProgress is called from the read loop every ProgressRows rows with the
-// rows so far (the job runner's progress bars), nothing per cell.
+// rows so far (the job runner's progress bars), nothing per cell; the
+// session's WireBytes counts what arrived.
 func TestIntegrationProgress(t *testing.T) {
 	_, cfg := startServer(t, nil)
 	c := mustConnect(t, cfg)
@@ -707,5 +708,10 @@ func TestIntegrationProgress(t *testing.T) {
 	}
 	if want := []int64{ProgressRows, 2 * ProgressRows}; !slices.Equal(got, want) {
 		t.Fatalf("progress calls %v, want %v", got, want)
+	}
+	// The session counts what it received (poc48 rows are over 200 bytes
+	// on the wire), through the read-ahead goroutine too.
+	if w := c.WireBytes(); w < 20000*200 {
+		t.Fatalf("WireBytes %d after 20000 poc48 rows", w)
 	}
 }

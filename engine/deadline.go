@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -292,9 +293,10 @@ func (w *waiter) write(p []byte) (int, error) {
 // TLS it sits below crypto/tls, so TLS reads are metered the same way.
 type meteredConn struct {
 	*net.TCPConn
-	rc syscall.RawConn
-	b  *budget // the session's current budget (waiter.b)
-	fn func(fd uintptr) bool
+	rc   syscall.RawConn
+	b    *budget       // the session's current budget (waiter.b)
+	wire *atomic.Int64 // bytes received (Conn.WireBytes)
+	fn   func(fd uintptr) bool
 
 	// State of the Read in progress.
 	p         []byte
@@ -304,12 +306,12 @@ type meteredConn struct {
 	waitStart time.Time
 }
 
-func newMeteredConn(tc *net.TCPConn, b *budget) (*meteredConn, error) {
+func newMeteredConn(tc *net.TCPConn, b *budget, wire *atomic.Int64) (*meteredConn, error) {
 	rc, err := tc.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
-	m := &meteredConn{TCPConn: tc, rc: rc, b: b}
+	m := &meteredConn{TCPConn: tc, rc: rc, b: b, wire: wire}
 	m.fn = m.readFD // bound once: no closure allocation per Read
 	return m, nil
 }
@@ -355,5 +357,6 @@ func (m *meteredConn) Read(p []byte) (int, error) {
 	if m.n <= 0 {
 		return 0, io.EOF
 	}
+	m.wire.Add(int64(m.n))
 	return m.n, nil
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
@@ -161,27 +159,20 @@ func SourceToConfig(src *SourceConfig) (Config, error) {
 	return cfg, nil
 }
 
-// countingConn counts the bytes read from the network: one atomic add per
-// read call (a read fills up to a whole buffer), never per row.
-type countingConn struct {
-	net.Conn
-	n *atomic.Int64
-}
-
-func (c countingConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
 func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job *JobConfig, ex *ExtractConfig) (es ExtractSummary, err error) {
 	name := ex.ExtractName()
 	es.Name = name
 	start := time.Now()
-	var wire atomic.Int64
+	var conn *Conn
+	wire := func() int64 {
+		if conn == nil {
+			return 0
+		}
+		return conn.WireBytes()
+	}
 	var rows int64
 	if r.Progress != nil {
-		defer func() { r.Progress.Finish(name, rows, wire.Load(), err) }()
+		defer func() { r.Progress.Finish(name, rows, wire(), err) }()
 	}
 	fail := func(kind ErrorKind, e error) (ExtractSummary, error) {
 		es.Error = e.Error()
@@ -195,26 +186,11 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 	}
 	es.Timeout = timeout.String()
 
-	dial := cfg.Dialer
-	cfg.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var c net.Conn
-		var err error
-		if dial != nil {
-			c, err = dial(ctx, network, addr)
-		} else {
-			var d net.Dialer
-			c, err = d.DialContext(ctx, network, addr)
-		}
-		if err != nil {
-			return nil, err
-		}
-		return countingConn{Conn: c, n: &wire}, nil
-	}
 	connect := r.Connect
 	if connect == nil {
 		connect = Connect
 	}
-	conn, err := connect(ctx, cfg)
+	conn, err = connect(ctx, cfg)
 	if err != nil {
 		return fail(KindConnect, err)
 	}
@@ -298,13 +274,13 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 	}
 	q := Query{SQL: sqlText, Timeout: timeout}
 	if r.Progress != nil {
-		q.OnProgress = func(n int64) { r.Progress.Update(name, n, wire.Load()) }
+		q.OnProgress = func(n int64) { r.Progress.Update(name, n, wire()) }
 	}
 	res, qerr := conn.Query(ctx, q, Tee(cs...))
 	if res != nil {
 		rows = res.Rows
 	}
-	es.Rows, es.WireBytes = rows, wire.Load()
+	es.Rows, es.WireBytes = rows, wire()
 	if qerr != nil {
 		abortAll()
 		return fail(KindExtract, withHint(qerr))
