@@ -2,23 +2,13 @@ package csv
 
 import (
 	"context"
-	"errors"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkCSVSink decodes pre-encoded TDS rows (sampledb) with
 // decode.Stream straight into the CSV sink writing a real file.
@@ -42,24 +32,13 @@ func BenchmarkCSVSink(b *testing.B) {
 				_ = s.Open(ctx, engine.ExtractInfo{Name: sh.name})
 				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
 				_ = st.SetSink(s)
-				run := func(p []byte) {
-					for len(p) > 0 {
-						n, _, err := st.Next(p)
-						if err != nil && !errors.Is(err, decode.ErrNeedMore) {
-							b.Fatal(err)
-						}
-						if n == 0 {
-							b.Fatal("decoder made no progress")
-						}
-						p = p[n:]
-					}
-				}
+				run := func(p []byte) { sinktest.Feed(b, st, p) }
 				run(decode.AppendColMetadata(nil, tb.Columns))
 				run(buf) // warm up buffers and the compressor
 				b.SetBytes(int64(len(buf)))
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0 := cpuTime()
+				cpu0 := sinktest.CPUTime()
 				for i := 0; i < b.N; i++ {
 					run(buf)
 				}
@@ -67,11 +46,7 @@ func BenchmarkCSVSink(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				rows := float64(b.N) * float64(sh.block)
-				b.ReportMetric(rows/b.Elapsed().Seconds(), "rows/s")
-				if cpu := cpuTime() - cpu0; cpu > 0 {
-					b.ReportMetric(float64(cpu.Nanoseconds())/rows, "cpu-ns/row")
-				}
+				sinktest.ReportRate(b, float64(b.N)*float64(sh.block), cpu0)
 			})
 		}
 	}

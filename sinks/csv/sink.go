@@ -17,24 +17,13 @@ import (
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/sinks/internal/outfile"
+	"github.com/tdsextract/tdsextract/sinks/internal/sinkbase"
 )
 
 func init() {
-	engine.Default.MustRegister(engine.Factory{
-		Name:        "csv",
-		Description: "CSV files (RFC 4180, or the postgres dialect COPY reads back), optionally gzip/zstd, split into numbered files",
-		New: func(options map[string]any) (engine.Sink, error) {
-			c, err := ParseConfig(options)
-			if err != nil {
-				return nil, err
-			}
-			return New(c)
-		},
-		Validate: func(options map[string]any) error {
-			_, err := ParseConfig(options)
-			return err
-		},
-	})
+	sinkbase.Register("csv",
+		"CSV files (RFC 4180, or the postgres dialect COPY reads back), optionally gzip/zstd, split into numbered files",
+		ParseConfig, New)
 }
 
 var (
@@ -71,16 +60,18 @@ type Sink struct {
 	eol          []byte
 	bin          uint8 // 0 hex, 1 \x hex, 2 base64
 	pgVector     bool
+	bool10       bool // bools as 1/0 rather than true/false
 
 	files  outfile.Set
 	cur    *outfile.File
-	cnt    countWriter
+	cnt    outfile.Counter
 	gz     *gzip.Writer
 	zs     *zstd.Encoder
 	w      io.Writer // where the line buffer is flushed
 	fileNo int
 
 	cols    []decode.Column
+	fmts    []colFmt // per column, from its type
 	header  []byte
 	started bool
 
@@ -99,15 +90,15 @@ type Sink struct {
 	err                       error
 }
 
-type countWriter struct {
-	w io.Writer
-	n int64
+// colFmt is what formatting a column's values needs from its type,
+// worked out once per column (and per sql_variant value).
+type colFmt struct {
+	kind  uint8 // value kind of variable-length values
+	scale uint8 // fractional second digits of date/time values
 }
 
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+func newColFmt(ti *decode.TypeInfo) colFmt {
+	return colFmt{kind: valueKind(ti), scale: sinkbase.DateTimeScale(ti)}
 }
 
 // New returns a CSV sink for a validated config.
@@ -130,6 +121,7 @@ func New(c Config) (*Sink, error) {
 		s.bin = 2
 	}
 	s.pgVector = c.Dialect == "postgres"
+	s.bool10 = c.BoolFormat == "1_0"
 	s.split = c.MaxRows > 0 || c.MaxBytes > 0
 	s.b = make([]byte, 0, c.BufferSize+c.BufferSize/4)
 	return s, nil
@@ -164,7 +156,7 @@ func (s *Sink) openFile() error {
 		return fmt.Errorf("csv: %w", err)
 	}
 	s.cur = f
-	s.cnt = countWriter{w: f}
+	s.cnt = outfile.Counter{W: f}
 	switch s.cfg.Compression {
 	case "gzip":
 		lvl := s.cfg.CompressionLevel
@@ -223,7 +215,7 @@ func (s *Sink) closeFile() error {
 	if err == nil {
 		err = s.cur.Finish()
 	}
-	s.bytesOut += s.cnt.n
+	s.bytesOut += s.cnt.N
 	s.cur = nil
 	if err != nil {
 		s.err = fmt.Errorf("csv: %w", err)
@@ -269,6 +261,10 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 		s.header = append(s.header, s.eol...)
 	}
 	s.cols = append(s.cols[:0], cols...)
+	s.fmts = s.fmts[:0]
+	for i := range cols {
+		s.fmts = append(s.fmts, newColFmt(&cols[i].Type))
+	}
 	for i := range modes {
 		modes[i] = decode.ModeValue
 	}
@@ -293,16 +289,13 @@ func sameNames(a, b []decode.Column) bool {
 	return true
 }
 
-// ti returns the type of the value about to arrive for col: the base type
-// announced by Variant, or the column's type.
-func (s *Sink) ti(col int) *decode.TypeInfo {
-	if s.variant {
-		return &s.vti
+// format returns how to format the value about to arrive for col: by the
+// base type announced by Variant, or by the column's type.
+func (s *Sink) format(col int) colFmt {
+	if s.variant || col >= len(s.fmts) {
+		return newColFmt(&s.vti)
 	}
-	if col < len(s.cols) {
-		return &s.cols[col].Type
-	}
-	return &s.vti
+	return s.fmts[col]
 }
 
 // field starts a field: the delimiter before every column but the first.
@@ -327,9 +320,9 @@ func (s *Sink) Null(col int) {
 func (s *Sink) Bool(col int, v bool) {
 	s.field(col)
 	switch {
-	case s.cfg.BoolFormat == "1_0" && v:
+	case s.bool10 && v:
 		s.b = append(s.b, '1')
-	case s.cfg.BoolFormat == "1_0":
+	case s.bool10:
 		s.b = append(s.b, '0')
 	case v:
 		s.b = append(s.b, "true"...)
@@ -376,7 +369,7 @@ func (s *Sink) Date(col int, days int32) {
 
 // Time writes hh:mm:ss with the column's fractional digits.
 func (s *Sink) Time(col int, ticks int64) {
-	scale := s.ti(col).Scale
+	scale := s.format(col).scale
 	s.field(col)
 	s.b = decode.AppendTimeText(s.b, ticks, scale)
 }
@@ -385,14 +378,14 @@ func (s *Sink) Time(col int, ticks int64) {
 // scale's digits, datetime with 3 digits and smalldatetime with none, as
 // SQL Server shows them.
 func (s *Sink) DateTime(col int, v decode.DateTime) {
-	scale := dateTimeScale(s.ti(col))
+	scale := s.format(col).scale
 	s.field(col)
 	s.b = decode.AppendDateTimeText(s.b, v, scale)
 }
 
 // DateTimeOffset writes the local time with its original offset.
 func (s *Sink) DateTimeOffset(col int, v decode.DateTimeOffset) {
-	scale := s.ti(col).Scale
+	scale := s.format(col).scale
 	s.field(col)
 	s.b = decode.AppendDateTimeOffsetText(s.b, v, scale)
 }
@@ -411,27 +404,11 @@ func (s *Sink) Variant(col int, ti *decode.TypeInfo) {
 	s.variant = true
 }
 
-func dateTimeScale(ti *decode.TypeInfo) uint8 {
-	switch ti.Type {
-	case decode.TypeDateTime:
-		return 3
-	case decode.TypeDateTim4:
-		return 0
-	case decode.TypeDateTimeN:
-		if ti.Size == 4 {
-			return 0
-		}
-		return 3
-	}
-	return ti.Scale
-}
-
 func valueKind(ti *decode.TypeInfo) uint8 {
-	switch ti.Type {
-	case decode.TypeBigVarBinary, decode.TypeBigBinary, decode.TypeBinary, decode.TypeVarBinary,
-		decode.TypeImage, decode.TypeUDT:
+	switch {
+	case sinkbase.IsBinary(ti.Type):
 		return vBinary
-	case decode.TypeVector:
+	case ti.Type == decode.TypeVector:
 		return vVector
 	}
 	return vText
@@ -439,7 +416,7 @@ func valueKind(ti *decode.TypeInfo) uint8 {
 
 // BeginValue starts a variable-length value.
 func (s *Sink) BeginValue(col int, size int64) {
-	s.vkind = valueKind(s.ti(col))
+	s.vkind = s.format(col).kind
 	s.field(col)
 	s.vstart = len(s.b)
 	s.vdone = s.vstart
@@ -477,7 +454,7 @@ func (s *Sink) afterPart() {
 	switch s.vkind {
 	case vBinary:
 		if s.bin != 2 {
-			s.b = appendHexInPlace(s.b, s.vdone)
+			s.b = sinkbase.AppendHexInPlace(s.b, s.vdone)
 			s.vdone = len(s.b)
 		}
 	case vVector:
@@ -641,26 +618,6 @@ func doubleQuotes(b []byte, from int, q byte) []byte {
 	return b
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendHexInPlace replaces b[from:] by its lower-case hex, expanding in
-// place from the end.
-func appendHexInPlace(b []byte, from int) []byte {
-	n := len(b) - from
-	if n == 0 {
-		return b
-	}
-	b = slices.Grow(b, n)[:len(b)+n]
-	j := len(b) - 1
-	for i := from + n - 1; i >= from; i-- {
-		c := b[i]
-		b[j] = hexDigits[c&0x0F]
-		b[j-1] = hexDigits[c>>4]
-		j -= 2
-	}
-	return b
-}
-
 // EndRow ends the line, flushes the buffer when full and starts the next
 // numbered file when a split limit is reached.
 func (s *Sink) EndRow() error {
@@ -700,7 +657,7 @@ func (s *Sink) Publish(ctx context.Context) (engine.SinkStats, error) {
 		}
 		last := s.files.Files[len(s.files.Files)-1]
 		s.files.Files = s.files.Files[:len(s.files.Files)-1]
-		s.bytesOut -= s.cnt.n
+		s.bytesOut -= s.cnt.N
 		_ = os.Remove(last.Tmp)
 	}
 	if err := s.closeFile(); err != nil {

@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -105,20 +104,6 @@ func readAll(t *testing.T, path string) []byte {
 		}
 	}
 	return b
-}
-
-func dirEntries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	sort.Strings(out)
-	return out
 }
 
 // tricky text values: quotes, delimiters, newlines, empty, unicode, the
@@ -345,7 +330,7 @@ func TestCSVSplitAndCompression(t *testing.T) {
 			if split.files > 0 && len(st.Files) != split.files {
 				t.Fatalf("%s %+v: %d files %v", comp, split, len(st.Files), st.Files)
 			}
-			if got := dirEntries(t, dir); len(got) != len(st.Files) {
+			if got := sinktest.DirEntries(t, dir); len(got) != len(st.Files) {
 				t.Fatalf("dir holds %v", got)
 			}
 			next := 0
@@ -436,7 +421,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 			s.Int(0, int64(i))
 			_ = s.EndRow()
 		}
-		if got := dirEntries(t, dir); len(got) != 3 || !strings.HasPrefix(got[0], ".t.") {
+		if got := sinktest.DirEntries(t, dir); len(got) != 3 || !strings.HasPrefix(got[0], ".t.") {
 			t.Fatalf("during the run: %v", got)
 		}
 		if err := s.Abort(ctx); err != nil {
@@ -445,7 +430,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 		if err := s.Abort(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if got := dirEntries(t, dir); len(got) != 0 {
+		if got := sinktest.DirEntries(t, dir); len(got) != 0 {
 			t.Fatalf("after Abort: %v", got)
 		}
 	})
@@ -467,7 +452,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 			t.Fatal("Publish succeeded")
 		}
 		_ = s.Abort(ctx)
-		if got := dirEntries(t, dir); len(got) != 0 {
+		if got := sinktest.DirEntries(t, dir); len(got) != 0 {
 			t.Fatalf("after failure: %v", got)
 		}
 	})
@@ -485,7 +470,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 			t.Fatal("different result set accepted")
 		}
 		_ = s.Abort(ctx)
-		if got := dirEntries(t, dir); len(got) != 0 {
+		if got := sinktest.DirEntries(t, dir); len(got) != 0 {
 			t.Fatalf("after failure: %v", got)
 		}
 	})

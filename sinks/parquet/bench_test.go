@@ -2,11 +2,9 @@ package parquet
 
 import (
 	"context"
-	"errors"
 	"io"
 	"reflect"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // The benchmarks run each shape two ways in the same process:
@@ -42,23 +41,6 @@ var benchShapes = []struct {
 	{"poc48", 16384, true}, {"wide601", 256, false}, {"lob", 256, true}, {"lineitem", 16384, true},
 }
 
-// cpuTime is the process's user+system CPU time: on a shared machine it is
-// a steadier measure than wall time, and it counts the encoder goroutines.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func report(b *testing.B, rows float64, cpu0 time.Duration) {
-	b.ReportMetric(rows/b.Elapsed().Seconds(), "rows/s")
-	if cpu := cpuTime() - cpu0; cpu > 0 {
-		b.ReportMetric(float64(cpu.Nanoseconds())/rows, "cpu-ns/row")
-	}
-}
-
 func benchDB() *sampledb.DB {
 	return sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{"poc48": 1 << 40, "wide601": 1 << 40, "lob": 1 << 40, "lineitem": 1 << 40}})
 }
@@ -80,18 +62,7 @@ func BenchmarkParquetSink(b *testing.B) {
 				_ = s.Open(ctx, engine.ExtractInfo{Name: sh.name})
 				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
 				_ = st.SetSink(s)
-				run := func(p []byte) {
-					for len(p) > 0 {
-						n, _, err := st.Next(p)
-						if err != nil && !errors.Is(err, decode.ErrNeedMore) {
-							b.Fatal(err)
-						}
-						p = p[n:]
-						if n == 0 {
-							b.Fatal("decoder made no progress")
-						}
-					}
-				}
+				run := func(p []byte) { sinktest.Feed(b, st, p) }
 				run(decode.AppendColMetadata(nil, tb.Columns))
 				// warm up: the batches reach their steady-state size after
 				// the first row groups; measure the steady state
@@ -101,7 +72,7 @@ func BenchmarkParquetSink(b *testing.B) {
 				b.SetBytes(int64(len(buf)))
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0 := cpuTime()
+				cpu0 := sinktest.CPUTime()
 				for i := 0; i < b.N; i++ {
 					run(buf)
 				}
@@ -109,7 +80,7 @@ func BenchmarkParquetSink(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				report(b, float64(b.N)*float64(sh.block), cpu0)
+				sinktest.ReportRate(b, float64(b.N)*float64(sh.block), cpu0)
 			})
 		}
 	}
@@ -190,7 +161,7 @@ func BenchmarkParquetGenericWriter(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := sinktest.CPUTime()
 			var next int64
 			for i := 0; i < b.N; i++ {
 				for r := int64(0); r < sh.block; r++ {
@@ -216,7 +187,7 @@ func BenchmarkParquetGenericWriter(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			report(b, float64(b.N)*float64(sh.block), cpu0)
+			sinktest.ReportRate(b, float64(b.N)*float64(sh.block), cpu0)
 		})
 	}
 }

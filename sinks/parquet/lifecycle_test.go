@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,21 +13,8 @@ import (
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
-
-func dirEntries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	sort.Strings(out)
-	return out
-}
 
 func simpleCols() []decode.Column {
 	return []decode.Column{
@@ -67,8 +53,8 @@ func TestParquetSplitRowGroupsAndParallel(t *testing.T) {
 		if tc.files > 0 && len(st.Files) != tc.files {
 			t.Fatalf("%+v: files %v", tc.cfg, st.Files)
 		}
-		if len(dirEntries(t, dir)) != len(st.Files) {
-			t.Fatalf("dir %v", dirEntries(t, dir))
+		if len(sinktest.DirEntries(t, dir)) != len(st.Files) {
+			t.Fatalf("dir %v", sinktest.DirEntries(t, dir))
 		}
 		next := 0
 		var size int64
@@ -165,7 +151,7 @@ func TestParquetFailuresLeaveNothing(t *testing.T) {
 		if err := s.Abort(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if got := dirEntries(t, dir); len(got) != 0 {
+		if got := sinktest.DirEntries(t, dir); len(got) != 0 {
 			t.Fatalf("left behind: %v", got)
 		}
 		return dir, rerr
@@ -183,11 +169,11 @@ func TestParquetFailuresLeaveNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := dirEntries(t, dir); len(got) < 3 || !strings.HasPrefix(got[0], ".t.") {
+		if got := sinktest.DirEntries(t, dir); len(got) < 3 || !strings.HasPrefix(got[0], ".t.") {
 			t.Fatalf("during the run: %v", got)
 		}
 		_ = s.Abort(ctx)
-		if got := dirEntries(t, dir); len(got) != 0 {
+		if got := sinktest.DirEntries(t, dir); len(got) != 0 {
 			t.Fatalf("after Abort: %v", got)
 		}
 	})

@@ -2,7 +2,6 @@ package parquet
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strconv"
 	"syscall"
@@ -11,6 +10,7 @@ import (
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // TestParquetMemoryBound streams many lineitem rows through the decoder
@@ -33,15 +33,7 @@ func TestParquetMemoryBound(t *testing.T) {
 	_ = s.Open(ctx, engine.ExtractInfo{Name: "lineitem"})
 	st := decode.NewStream(decode.StreamOptions{})
 	_ = st.SetSink(s)
-	run := func(p []byte) {
-		for len(p) > 0 {
-			k, _, err := st.Next(p)
-			if err != nil && !errors.Is(err, decode.ErrNeedMore) {
-				t.Fatal(err)
-			}
-			p = p[k:]
-		}
-	}
+	run := func(p []byte) { sinktest.Feed(t, st, p) }
 	run(decode.AppendColMetadata(nil, tb.Columns))
 	var buf []byte
 	for from := int64(0); from < n; from += 4096 {

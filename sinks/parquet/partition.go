@@ -201,7 +201,7 @@ func (pt *partitioner) buildKey(b *batch) {
 	for _, i := range pt.pcols {
 		c := &b.cols[i]
 		switch {
-		case c.opt && c.def[0] == 0:
+		case c.optional && c.def[0] == 0:
 			k = append(k, 0)
 		case c.kind.isVar():
 			k = append(k, 1)
@@ -217,7 +217,7 @@ func (pt *partitioner) buildKey(b *batch) {
 
 // appendValue appends the directory text of the staged value of c.
 func appendValue(dst []byte, c *colBuf) []byte {
-	if c.opt && c.def[0] == 0 {
+	if c.optional && c.def[0] == 0 {
 		return append(dst, HiveDefaultPartition...)
 	}
 	switch c.kind {
@@ -287,9 +287,7 @@ func (s *Sink) endRowPartitioned() error {
 	s.rows++
 	c.rows++
 	c.fileRows++
-	fileFull := s.cfg.MaxRows > 0 && c.fileRows >= s.cfg.MaxRows
-	if fileFull || b.bytes+b.rows*c.fixedBytes >= s.cfg.RowGroupBytes ||
-		(s.cfg.RowGroupRows > 0 && b.rows >= s.cfg.RowGroupRows) {
+	if group, fileFull := c.full(); group {
 		s.flushPartition(p, fileFull)
 	}
 	for pt.buffered > s.cfg.PartitionBufferBytes && s.err == nil {
@@ -312,7 +310,7 @@ func (b *batch) appendRow(src *batch) {
 			continue
 		}
 		c := &src.cols[i]
-		if d.opt {
+		if d.optional {
 			d.def = append(d.def, c.def[0])
 		}
 		if d.kind.isVar() {

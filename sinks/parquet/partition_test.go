@@ -2,7 +2,6 @@ package parquet
 
 import (
 	"context"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // treeFiles lists every entry under root as slash paths relative to root
@@ -597,15 +597,7 @@ func BenchmarkParquetSinkPartitioned(b *testing.B) {
 			_ = s.Open(ctx, engine.ExtractInfo{Name: "lineitem"})
 			st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
 			_ = st.SetSink(s)
-			run := func(p []byte) {
-				for len(p) > 0 {
-					n, _, err := st.Next(p)
-					if err != nil && !errors.Is(err, decode.ErrNeedMore) {
-						b.Fatal(err)
-					}
-					p = p[n:]
-				}
-			}
+			run := func(p []byte) { sinktest.Feed(b, st, p) }
 			run(decode.AppendColMetadata(nil, tb.Columns))
 			for i := 0; i < 40; i++ { // warm up: batches at their steady size
 				run(buf)

@@ -184,9 +184,7 @@ func (s *Sink) plan(c *decode.Column) colPlan {
 				p.lossy = "time(7) stored as MICROS (timestamp_nanos: false): the 100 ns digit is rounded away"
 			}
 		}
-	case decode.TypeDateTime, decode.TypeDateTim4:
-		set(kTSMillis, pq.TimestampAdjusted(pq.Millisecond, false), "TIMESTAMP(MILLIS, not UTC-adjusted)")
-	case decode.TypeDateTimeN:
+	case decode.TypeDateTime, decode.TypeDateTim4, decode.TypeDateTimeN:
 		set(kTSMillis, pq.TimestampAdjusted(pq.Millisecond, false), "TIMESTAMP(MILLIS, not UTC-adjusted)")
 	case decode.TypeDateTime2N:
 		if ti.Scale >= 7 && nanos {

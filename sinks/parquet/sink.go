@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -18,24 +17,13 @@ import (
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/sinks/internal/outfile"
+	"github.com/tdsextract/tdsextract/sinks/internal/sinkbase"
 )
 
 func init() {
-	engine.Default.MustRegister(engine.Factory{
-		Name:        "parquet",
-		Description: "Parquet files (lossless types, zstd, row groups compressed in parallel, split into numbered files)",
-		New: func(options map[string]any) (engine.Sink, error) {
-			c, err := ParseConfig(options)
-			if err != nil {
-				return nil, err
-			}
-			return New(c)
-		},
-		Validate: func(options map[string]any) error {
-			_, err := ParseConfig(options)
-			return err
-		},
-	})
+	sinkbase.Register("parquet",
+		"Parquet files (lossless types, zstd, row groups compressed in parallel, split into numbered files)",
+		ParseConfig, New)
 }
 
 var (
@@ -54,7 +42,6 @@ type colBuf struct {
 	colPlan
 	scale  uint8
 	name   string
-	opt    bool
 	u64    []uint64 // fixed-width values (a placeholder for NULL)
 	def    []uint8  // 1 present, 0 NULL (optional columns only)
 	arena  []byte   // variable-length and fixed-length byte values, back to back
@@ -106,7 +93,7 @@ type Sink struct {
 
 	files    outfile.Set
 	cur      *outfile.File
-	cnt      countWriter
+	cnt      outfile.Counter
 	bw       *bufio.Writer
 	w        *pq.Writer
 	dict     []bool
@@ -127,17 +114,6 @@ type Sink struct {
 	partDir string // a partition's sink: the directory of its files
 
 	err error
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // New returns a Parquet sink for a config.
@@ -247,7 +223,7 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 func (s *Sink) newBatch() *batch {
 	b := &batch{cols: make([]colBuf, len(s.plans)), done: make(chan error, 1)}
 	for i := range s.plans {
-		b.cols[i] = colBuf{colPlan: s.plans[i], scale: s.cols[i].Type.Scale, name: s.cols[i].Name, opt: s.plans[i].optional}
+		b.cols[i] = colBuf{colPlan: s.plans[i], scale: s.cols[i].Type.Scale, name: s.cols[i].Name}
 	}
 	return b
 }
@@ -263,7 +239,7 @@ func (s *Sink) mismatch(col int, call string) {
 }
 
 func (c *colBuf) present() {
-	if c.opt {
+	if c.optional {
 		c.def = append(c.def, 1)
 	}
 }
@@ -283,7 +259,7 @@ func (s *Sink) endArena(c *colBuf) {
 func (s *Sink) Null(col int) {
 	s.variant = false
 	c := &s.fill.cols[col]
-	if !c.opt {
+	if !c.optional {
 		s.fail(fmt.Errorf("parquet: NULL in column %q, which the source declared NOT NULL", c.name))
 		return
 	}
@@ -497,7 +473,7 @@ func (s *Sink) DateTime(col int, v decode.DateTime) {
 	case kTSMillis:
 		s.timestamp(col, c, v, false, false)
 	case kVariant:
-		s.variantText(col, decode.AppendDateTimeText(s.variantBuf(col), v, dateTimeScale(&s.vti)))
+		s.variantText(col, decode.AppendDateTimeText(s.variantBuf(col), v, sinkbase.DateTimeScale(&s.vti)))
 	default:
 		s.mismatch(col, "datetime")
 	}
@@ -586,21 +562,6 @@ func (s *Sink) variantText(col int, arena []byte) {
 	s.endArena(c)
 }
 
-func dateTimeScale(ti *decode.TypeInfo) uint8 {
-	switch ti.Type {
-	case decode.TypeDateTime:
-		return 3
-	case decode.TypeDateTim4:
-		return 0
-	case decode.TypeDateTimeN:
-		if ti.Size == 4 {
-			return 0
-		}
-		return 3
-	}
-	return ti.Scale
-}
-
 // BeginValue starts a variable-length value in the column's arena.
 func (s *Sink) BeginValue(col int, size int64) {
 	c := &s.fill.cols[col]
@@ -639,8 +600,6 @@ func (s *Sink) Write(col int, p []byte) {
 	s.fill.bytes += int64(len(p))
 }
 
-const hexDigits = "0123456789abcdef"
-
 // EndValue ends the value: binary(n) is checked (and zero-padded, as SQL
 // Server pads it), vector bytes checked to be whole float32s, a binary
 // sql_variant base value turned into hex text.
@@ -663,28 +622,13 @@ func (s *Sink) EndValue(col int) {
 			return
 		}
 	case kVariant:
-		if s.variant && isBinary(s.vti.Type) {
-			c.arena = slices.Grow(c.arena, n)[:len(c.arena)+n]
-			j := len(c.arena) - 1
-			for i := s.vstart + n - 1; i >= s.vstart; i-- {
-				b := c.arena[i]
-				c.arena[j] = hexDigits[b&15]
-				c.arena[j-1] = hexDigits[b>>4]
-				j -= 2
-			}
+		if s.variant && sinkbase.IsBinary(s.vti.Type) {
+			c.arena = sinkbase.AppendHexInPlace(c.arena, s.vstart)
 			s.fill.bytes += int64(n)
 		}
 		s.variant = false
 	}
 	s.endArena(c)
-}
-
-func isBinary(t byte) bool {
-	switch t {
-	case decode.TypeBigVarBinary, decode.TypeBigBinary, decode.TypeBinary, decode.TypeVarBinary, decode.TypeImage, decode.TypeUDT:
-		return true
-	}
-	return false
 }
 
 // EndRow counts the row and hands the batch to an encoder when it reaches
@@ -697,19 +641,27 @@ func (s *Sink) EndRow() error {
 	if s.part != nil {
 		return s.endRowPartitioned()
 	}
-	b := s.fill
-	b.rows++
+	s.fill.rows++
 	s.rows++
 	s.fileRows++
-	fileFull := s.cfg.MaxRows > 0 && s.fileRows >= s.cfg.MaxRows
-	if fileFull || b.bytes+b.rows*s.fixedBytes >= s.cfg.RowGroupBytes ||
-		(s.cfg.RowGroupRows > 0 && b.rows >= s.cfg.RowGroupRows) {
+	if group, fileFull := s.full(); group {
 		s.handoff()
 		if fileFull || s.rotate {
 			s.finishFile()
 		}
 	}
 	return s.err
+}
+
+// full reports, after a row was added to the fill batch, whether the batch
+// is a complete row group (by row_group_bytes or row_group_rows, or because
+// the file is full) and whether the file is full (max_rows).
+func (s *Sink) full() (group, file bool) {
+	b := s.fill
+	file = s.cfg.MaxRows > 0 && s.fileRows >= s.cfg.MaxRows
+	group = file || b.bytes+b.rows*s.fixedBytes >= s.cfg.RowGroupBytes ||
+		(s.cfg.RowGroupRows > 0 && b.rows >= s.cfg.RowGroupRows)
+	return group, file
 }
 
 // Bytes takes a complete, resident value in one call (decode.BytesSink):

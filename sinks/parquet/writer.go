@@ -42,7 +42,7 @@ func (s *Sink) startFile(b *batch) error {
 	} else {
 		s.bw.Reset(f)
 	}
-	s.cnt = countWriter{w: s.bw}
+	s.cnt = outfile.Counter{W: s.bw}
 	s.fileRows = b.rows
 	s.rotate = false
 	if s.dict == nil {
@@ -94,7 +94,7 @@ func chooseDictionary(mode string, b *batch) []bool {
 		start := 0
 		for r := 0; r < n && len(seen) <= n/8; r++ {
 			end := c.off[r]
-			if !c.opt || c.def[r] != 0 {
+			if !c.optional || c.def[r] != 0 {
 				seen[string(c.arena[start:end])] = struct{}{}
 			}
 			start = end
@@ -208,7 +208,7 @@ func (s *Sink) commit(encErr error) {
 	b.trim()
 	b.reset()
 	s.free = append(s.free, b)
-	if s.cfg.MaxBytes > 0 && s.cnt.n >= s.cfg.MaxBytes {
+	if s.cfg.MaxBytes > 0 && s.cnt.N >= s.cfg.MaxBytes {
 		s.rotate = true
 	}
 }
@@ -235,7 +235,7 @@ func (s *Sink) finishFile() {
 		s.fail(fmt.Errorf("parquet: %w", err))
 		return
 	}
-	s.bytesOut += s.cnt.n
+	s.bytesOut += s.cnt.N
 	s.w, s.cur = nil, nil
 	s.fileRows = 0
 }
@@ -290,11 +290,11 @@ func (b *batch) writeColumn(c *colBuf, w *pq.ColumnWriter) error {
 	rows := int(b.rows)
 	start := 0
 	for r := 0; r < rows; r++ {
-		present := !c.opt || c.def[r] != 0
+		present := !c.optional || c.def[r] != 0
 		if c.kind == kVector {
 			end := c.off[r]
 			base := 0
-			if c.opt {
+			if c.optional {
 				base = 1
 			}
 			switch {
@@ -343,7 +343,7 @@ func (b *batch) writeColumn(c *colBuf, w *pq.ColumnWriter) error {
 			default: // every INT64-backed kind
 				v = pq.Int64Value(int64(c.u64[r]))
 			}
-			if c.opt {
+			if c.optional {
 				v.SetDefinitionLevel(1)
 			}
 			b.vals = append(b.vals, v)
@@ -361,11 +361,11 @@ func (b *batch) writeOffsets(c *colBuf, w *pq.ColumnWriter) error {
 	b.vals = b.vals[:0]
 	k := 0
 	for r := 0; r < int(b.rows); r++ {
-		if c.opt && c.def[r] == 0 {
+		if c.optional && c.def[r] == 0 {
 			b.vals = append(b.vals, pq.Value{})
 		} else {
 			v := pq.Int32Value(int32(c.aux[k]))
-			if c.opt {
+			if c.optional {
 				v.SetDefinitionLevel(1)
 			}
 			b.vals = append(b.vals, v)

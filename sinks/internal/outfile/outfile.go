@@ -9,6 +9,7 @@ package outfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,18 @@ func Numbered(final string, n int, exts ...string) string {
 }
 
 var tmpSeq atomic.Uint64
+
+// Counter passes writes on to W and counts the bytes written.
+type Counter struct {
+	W io.Writer
+	N int64
+}
+
+func (c *Counter) Write(p []byte) (int, error) {
+	n, err := c.W.Write(p)
+	c.N += int64(n)
+	return n, err
+}
 
 // File is one output file being written under a temporary name.
 type File struct {

@@ -1,0 +1,61 @@
+package sinktest
+
+import (
+	"errors"
+	"os"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tdsextract/tdsextract/decode"
+)
+
+// Feed decodes p, whole tokens, through st into its sink.
+func Feed(t testing.TB, st *decode.Stream, p []byte) {
+	t.Helper()
+	for len(p) > 0 {
+		n, _, err := st.Next(p)
+		if err != nil && !errors.Is(err, decode.ErrNeedMore) {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			t.Fatal("decoder made no progress")
+		}
+		p = p[n:]
+	}
+}
+
+// CPUTime is the process's user+system CPU time: on a shared machine it is
+// a steadier measure than wall time, and it counts the encoder goroutines.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ReportRate reports rows/s and, measured from cpu0 (a CPUTime),
+// cpu-ns/row.
+func ReportRate(b *testing.B, rows float64, cpu0 time.Duration) {
+	b.ReportMetric(rows/b.Elapsed().Seconds(), "rows/s")
+	if cpu := CPUTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/rows, "cpu-ns/row")
+	}
+}
+
+// DirEntries lists the names in dir, sorted.
+func DirEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}

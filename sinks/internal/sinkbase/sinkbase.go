@@ -1,0 +1,85 @@
+// Package sinkbase holds what the file sinks (csv, parquet) share besides
+// their output files (package outfile): registration with the engine and
+// the rules both apply to the values they receive.
+package sinkbase
+
+import (
+	"slices"
+
+	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine"
+)
+
+// Register adds a file sink to engine.Default: parse turns the options
+// into a config (and so validates them), newSink builds the sink from it.
+func Register[C any, S engine.Sink](name, description string, parse func(map[string]any) (C, error), newSink func(C) (S, error)) {
+	engine.Default.MustRegister(engine.Factory{
+		Name:        name,
+		Description: description,
+		New: func(options map[string]any) (engine.Sink, error) {
+			c, err := parse(options)
+			if err != nil {
+				return nil, err
+			}
+			s, err := newSink(c)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		},
+		Validate: func(options map[string]any) error {
+			_, err := parse(options)
+			return err
+		},
+	})
+}
+
+// DateTimeScale is the number of fractional second digits a date/time
+// value of type ti is shown with, as SQL Server shows it: 3 for datetime,
+// 0 for smalldatetime, the declared scale otherwise (datetime2, time,
+// datetimeoffset).
+func DateTimeScale(ti *decode.TypeInfo) uint8 {
+	switch ti.Type {
+	case decode.TypeDateTime:
+		return 3
+	case decode.TypeDateTim4:
+		return 0
+	case decode.TypeDateTimeN:
+		if ti.Size == 4 {
+			return 0
+		}
+		return 3
+	}
+	return ti.Scale
+}
+
+// IsBinary reports whether values of type t are bytes (binary, varbinary,
+// image, CLR UDT) rather than text.
+func IsBinary(t byte) bool {
+	switch t {
+	case decode.TypeBigVarBinary, decode.TypeBigBinary, decode.TypeBinary, decode.TypeVarBinary,
+		decode.TypeImage, decode.TypeUDT:
+		return true
+	}
+	return false
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendHexInPlace replaces b[from:] by its lower-case hex, expanding in
+// place from the end (no second buffer).
+func AppendHexInPlace(b []byte, from int) []byte {
+	n := len(b) - from
+	if n == 0 {
+		return b
+	}
+	b = slices.Grow(b, n)[:len(b)+n]
+	j := len(b) - 1
+	for i := from + n - 1; i >= from; i-- {
+		c := b[i]
+		b[j] = hexDigits[c&0x0F]
+		b[j-1] = hexDigits[c>>4]
+		j -= 2
+	}
+	return b
+}
