@@ -76,17 +76,6 @@ const (
 	fastNText         // USHORTLEN nchar data (UTF-16)
 )
 
-// timeLen returns the length of the time part for a time scale (2.2.5.5.1.8).
-func timeLen(scale uint8) uint8 {
-	switch {
-	case scale <= 2:
-		return 3
-	case scale <= 4:
-		return 4
-	}
-	return 5
-}
-
 // makePlan fills p for one column of type ti with mode m. td must be
 // non-nil storage for a text decoder; it is used when the type carries text.
 // An unsupported type is an error naming it.
@@ -164,7 +153,7 @@ func makePlan(p *colPlan, ti *TypeInfo, m Mode, td *textDecoder) error {
 			return errPlan("time scale greater than 7")
 		}
 		p.scale = ti.Scale
-		p.size = timeLen(ti.Scale)
+		p.size = uint8(TimeLen(ti.Scale))
 		switch ti.Type {
 		case TypeTimeN:
 			byteLen(vkTime, p.size)
@@ -227,11 +216,11 @@ func makePlan(p *colPlan, ti *TypeInfo, m Mode, td *textDecoder) error {
 	case TypeVariant:
 		p.shape = shapeVariant
 		p.max = ti.Size
-		if p.max == 0 || p.max > 8009 {
-			p.max = 8009
+		if p.max == 0 || p.max > MaxVariantLen {
+			p.max = MaxVariantLen
 		}
 	default:
-		return errPlan("unsupported data type 0x" + hex8(ti.Type))
+		return errPlan("unsupported data type 0x" + wireHex(ti.Type))
 	}
 	if !planFastPaths {
 		return nil
@@ -294,6 +283,11 @@ type cellDecoder struct {
 
 // fail builds the protocol error of column col at buffer position pos.
 func (d *cellDecoder) fail(col, pos int, msg string) error {
+	return d.failCause(col, pos, msg, nil)
+}
+
+// failCause is fail with a cause for ProtocolError.Err (ErrTooLarge).
+func (d *cellDecoder) failCause(col, pos int, msg string, cause error) *ProtocolError {
 	w := d.where
 	if w == "" {
 		w = tokenName(d.tok) // rows: the where is derived from the token
@@ -301,7 +295,7 @@ func (d *cellDecoder) fail(col, pos int, msg string) error {
 	if col >= 0 {
 		w += " column " + strconv.Itoa(col)
 	}
-	return &ProtocolError{Token: d.tok, Where: w, Offset: d.base + int64(pos), Msg: msg}
+	return &ProtocolError{Token: d.tok, Where: w, Offset: d.base + int64(pos), Msg: msg, Err: cause}
 }
 
 // cell decodes the value of column col starting at buf[pos] and returns the
@@ -328,7 +322,7 @@ func (d *cellDecoder) cell(buf []byte, pos int, p *colPlan, col int, maxRes int)
 			return end, nil
 		}
 		if l > 31 && p.lens != ^uint32(0) || l <= 31 && p.lens&(1<<uint(l)) == 0 {
-			return pos, d.fail(col, pos, "invalid length "+strconv.Itoa(l)+" for data type 0x"+hex8(p.ti.Type))
+			return pos, d.fail(col, pos, "invalid length "+strconv.Itoa(l)+" for data type 0x"+wireHex(p.ti.Type))
 		}
 		switch p.mode {
 		case ModeValue:
@@ -445,9 +439,7 @@ func (d *cellDecoder) cell(buf []byte, pos int, p *colPlan, col int, maxRes int)
 }
 
 func (d *cellDecoder) tooLarge(col, pos, n int) error {
-	e := d.fail(col, pos, "value of "+strconv.Itoa(n)+" bytes exceeds the residency cap").(*ProtocolError)
-	e.Err = ErrTooLarge
-	return e
+	return d.failCause(col, pos, "value of "+strconv.Itoa(n)+" bytes exceeds the residency cap", ErrTooLarge)
 }
 
 // setSink sets the sink and finds its optional fast paths.
@@ -463,32 +455,48 @@ func (d *cellDecoder) raw(col int, b []byte) { d.whole(col, nil, b) }
 // they are when td is nil, else text decoded by td. A value that needs no
 // transcoding goes to a BytesSink as one call.
 func (d *cellDecoder) whole(col int, td *textDecoder, b []byte) {
-	if d.bs != nil && (td == nil || td.exact(b)) {
+	asIs := td == nil || td.exact(b)
+	if asIs && d.bs != nil {
 		d.bs.Bytes(col, b)
 		return
 	}
 	d.sink.BeginValue(col, int64(len(b)))
-	d.part(col, td, b, true)
+	if asIs {
+		d.copyPart(col, b)
+	} else {
+		d.decodePart(col, td, b, true)
+	}
 	d.sink.EndValue(col)
 }
 
 // part delivers one part of a variable-length value: bytes as they are when
 // td is nil, else text decoded by td (final flushes a character cut at the
-// end). It writes into memory reserved from the sink, or, when the sink
-// declines, hands over a borrowed slice.
+// end).
 func (d *cellDecoder) part(col int, td *textDecoder, b []byte, final bool) {
 	if td == nil || td.exact(b) {
-		if len(b) == 0 {
-			return
-		}
-		if dst := d.sink.Reserve(col, len(b)); len(dst) >= len(b) {
-			copy(dst, b)
-			d.sink.Commit(col, len(b))
-			return
-		}
-		d.sink.Write(col, b)
+		d.copyPart(col, b)
 		return
 	}
+	d.decodePart(col, td, b, final)
+}
+
+// copyPart delivers b as it is: copied into memory reserved from the sink,
+// or, when the sink declines, handed over as a borrowed slice.
+func (d *cellDecoder) copyPart(col int, b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if dst := d.sink.Reserve(col, len(b)); len(dst) >= len(b) {
+		copy(dst, b)
+		d.sink.Commit(col, len(b))
+		return
+	}
+	d.sink.Write(col, b)
+}
+
+// decodePart delivers b decoded by td, into memory reserved from the sink
+// or, when the sink declines, through d.scratch.
+func (d *cellDecoder) decodePart(col int, td *textDecoder, b []byte, final bool) {
 	if len(b) == 0 && (!final || td.ncarry == 0 && td.hi == 0) {
 		return
 	}
@@ -732,7 +740,7 @@ func (d *cellDecoder) vector(p *colPlan, col int, v []byte) string {
 	}
 	d.sink.BeginValue(col, int64(len(v)))
 	if esz == 4 {
-		d.part(col, nil, els, true)
+		d.copyPart(col, els)
 	} else {
 		n := dims * 4
 		dst := d.sink.Reserve(col, n)
@@ -819,10 +827,10 @@ func (d *cellDecoder) variant(col int, v []byte) string {
 			ti.Size = uint32(binary.LittleEndian.Uint16(props[5:]))
 		}
 	default:
-		return "sql_variant base type 0x" + hex8(bt) + " is not allowed"
+		return "sql_variant base type 0x" + wireHex(bt) + " is not allowed"
 	}
 	if np != want {
-		return "sql_variant base type 0x" + hex8(bt) + " with " + strconv.Itoa(np) + " property bytes"
+		return "sql_variant base type 0x" + wireHex(bt) + " with " + strconv.Itoa(np) + " property bytes"
 	}
 	if ti.Size == MaxVarLen {
 		return "sql_variant base type with (max) length"

@@ -226,14 +226,6 @@ type textDecoder struct {
 	coll   Collation
 	sb     *sbcsTable
 	mb     transform.Transformer
-	cp     int
-}
-
-// newTextDecoder returns the decoder of char data under collation c.
-func newTextDecoder(c Collation) *textDecoder {
-	d := &textDecoder{}
-	d.init(c)
-	return d
 }
 
 func (d *textDecoder) init(c Collation) {
@@ -243,7 +235,6 @@ func (d *textDecoder) init(c Collation) {
 	}
 	*d = textDecoder{ready: true, coll: c}
 	cp := c.CodePage()
-	d.cp = cp
 	switch enc := CodePageEncoding(cp); e := enc.(type) {
 	case nil:
 		d.kind = textUTF8

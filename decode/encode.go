@@ -33,12 +33,6 @@ import (
 // chunks vary; tests re-chunk with EncodeOptions.PLPChunk.
 const DefaultPLPChunkSize = 8000
 
-// plpNullLen and plpUnknownLen are the special ULONGLONGLEN values of PLP_BODY.
-const (
-	plpNullLen    = 0xFFFFFFFFFFFFFFFF
-	plpUnknownLen = 0xFFFFFFFFFFFFFFFE
-)
-
 // TextPointer and TextTimestamp are what AppendValue sends before a
 // non-NULL text, ntext or image value (MS-TDS 2.2.7.20: TextPointer is a
 // B_VARBYTE of 16 bytes, then an 8-byte timestamp). Clients ignore both;
@@ -351,7 +345,7 @@ func AppendUShortUTF16(dst []byte, s string) []byte {
 
 // AppendPLPNull appends a PLP NULL (PLP_NULL, eight 0xFF bytes).
 func AppendPLPNull(dst []byte) []byte {
-	return binary.LittleEndian.AppendUint64(dst, plpNullLen)
+	return binary.LittleEndian.AppendUint64(dst, PLPNull)
 }
 
 // AppendPLP appends b as a PLP_BODY of known length: ULONGLONGLEN total,
@@ -364,7 +358,7 @@ func AppendPLP(dst []byte, b []byte, chunk int) []byte {
 
 // AppendPLPUnknown is AppendPLP with UNKNOWN_PLP_LEN instead of the total.
 func AppendPLPUnknown(dst []byte, b []byte, chunk int) []byte {
-	dst = binary.LittleEndian.AppendUint64(dst, plpUnknownLen)
+	dst = binary.LittleEndian.AppendUint64(dst, PLPUnknown)
 	return appendPLPChunks(dst, b, chunk)
 }
 
@@ -409,7 +403,7 @@ func plpFrame(dst []byte, start, chunk int, unknownLen bool) []byte {
 	}
 	total := uint64(n)
 	if unknownLen {
-		total = plpUnknownLen
+		total = PLPUnknown
 	}
 	binary.LittleEndian.PutUint64(dst[start:], total)
 	binary.LittleEndian.PutUint32(dst[newLen-4:], 0)
@@ -637,20 +631,6 @@ func intRange(size int) (lo, hi int64) {
 	return math.MinInt64, math.MaxInt64
 }
 
-func fixedSize(t byte) int {
-	switch t {
-	case TypeInt1, TypeBit:
-		return 1
-	case TypeInt2:
-		return 2
-	case TypeInt4, TypeDateTim4, TypeFlt4, TypeMoney4:
-		return 4
-	case TypeInt8, TypeDateTime, TypeFlt8, TypeMoney:
-		return 8
-	}
-	return 0
-}
-
 // Valid BYTELEN sizes as bit masks for nSize (bit n set: size n valid).
 const (
 	sizes1248 = 1<<1 | 1<<2 | 1<<4 | 1<<8
@@ -683,7 +663,7 @@ func (o EncodeOptions) appendValue(dst []byte, ti *TypeInfo, v any) ([]byte, err
 		if v == nil {
 			return dst, encErr(ti, "fixed-length type cannot be NULL")
 		}
-		return appendIntBody(dst, ti, fixedSize(ti.Type), v)
+		return appendIntBody(dst, ti, tiFixedLen(ti.Type), v)
 	case TypeIntN:
 		size, err := nSize(ti, sizes1248)
 		if err != nil {
@@ -713,7 +693,7 @@ func (o EncodeOptions) appendValue(dst []byte, ti *TypeInfo, v any) ([]byte, err
 		return AppendFixedBit(dst, b), nil
 
 	case TypeFlt4, TypeFlt8, TypeFltN:
-		size := fixedSize(ti.Type)
+		size := tiFixedLen(ti.Type)
 		if ti.Type == TypeFltN {
 			var err error
 			if size, err = nSize(ti, sizes48); err != nil {
@@ -741,7 +721,7 @@ func (o EncodeOptions) appendValue(dst []byte, ti *TypeInfo, v any) ([]byte, err
 		return AppendFixedFloat(dst, size, f), nil
 
 	case TypeMoney, TypeMoney4, TypeMoneyN:
-		size := fixedSize(ti.Type)
+		size := tiFixedLen(ti.Type)
 		if ti.Type == TypeMoneyN {
 			var err error
 			if size, err = nSize(ti, sizes48); err != nil {
@@ -764,7 +744,7 @@ func (o EncodeOptions) appendValue(dst []byte, ti *TypeInfo, v any) ([]byte, err
 		return AppendFixedMoney(dst, size, int64(m)), nil
 
 	case TypeDateTime, TypeDateTim4, TypeDateTimeN:
-		size := fixedSize(ti.Type)
+		size := tiFixedLen(ti.Type)
 		if ti.Type == TypeDateTimeN {
 			var err error
 			if size, err = nSize(ti, sizes48); err != nil {
@@ -1299,7 +1279,7 @@ func variantBase(ti TypeInfo) TypeInfo {
 			ti.Type = TypeDateTime
 		}
 	}
-	if fixedSize(ti.Type) != 0 {
+	if tiFixedLen(ti.Type) != 0 {
 		ti.Size = 0
 	}
 	return ti

@@ -340,11 +340,8 @@ func (r *msgReader) bvarchar() string { return r.utf16(2 * int(r.u8())) }
 // usvarchar reads a US_VARCHAR.
 func (r *msgReader) usvarchar() string { return r.utf16(2 * int(r.u16())) }
 
+// wireHex formats a byte as two lower-case hex digits (error messages).
 func wireHex(b byte) string {
 	const hex = "0123456789abcdef"
 	return string([]byte{hex[b>>4], hex[b&0xF]})
 }
-
-// hex8 formats a byte as two lower-case hex digits (error messages only;
-// decode-cells' cell.go uses it too).
-func hex8(b byte) string { return wireHex(b) }

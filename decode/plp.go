@@ -27,12 +27,6 @@ import (
 // limit for the (max) types and text/ntext/image, 2^31-1 bytes.
 const MaxValueSize = 1<<31 - 1
 
-// PLP length markers.
-const (
-	plpNull    = 0xFFFFFFFFFFFFFFFF
-	plpUnknown = 0xFFFFFFFFFFFFFFFE
-)
-
 // Phases of a streamed value.
 const (
 	lvChunkHeader uint8 = iota + 1 // PLP: expecting a 4-byte chunk length (0 = terminator)
@@ -62,7 +56,7 @@ func (d *cellDecoder) startPLP(buf []byte, pos int, p *colPlan, col int) (int, e
 		return pos, ErrNeedMore
 	}
 	total := binary.LittleEndian.Uint64(buf[pos:])
-	if total == plpNull {
+	if total == PLPNull {
 		if p.mode != ModeSkip {
 			d.sink.Null(col)
 		}
@@ -70,12 +64,10 @@ func (d *cellDecoder) startPLP(buf []byte, pos int, p *colPlan, col int) (int, e
 	}
 	lv := &d.lv
 	*lv = longValue{active: true, phase: lvChunkHeader, col: col, p: p, max: d.maxValue()}
-	if total != plpUnknown {
+	if total != PLPUnknown {
 		if total > lv.max {
 			lv.active = false
-			e := d.fail(col, pos, "PLP length "+strconv.FormatUint(total, 10)+" exceeds the value size limit").(*ProtocolError)
-			e.Err = ErrTooLarge
-			return pos, e
+			return pos, d.failCause(col, pos, "PLP length "+strconv.FormatUint(total, 10)+" exceeds the value size limit", ErrTooLarge)
 		}
 		if p.utf16 && p.mode == ModeValue && total&1 != 0 {
 			lv.active = false
@@ -93,7 +85,7 @@ func (d *cellDecoder) begin(p *colPlan, col int, total uint64) {
 		return
 	}
 	size := int64(-1)
-	if total != plpUnknown {
+	if total != PLPUnknown {
 		size = int64(total)
 	}
 	if p.td != nil && p.mode == ModeValue {
@@ -174,9 +166,7 @@ func (d *cellDecoder) resume(buf []byte, pos int) (int, error) {
 			}
 			if !lv.known && lv.got+cl > lv.max {
 				lv.active = false
-				e := d.fail(lv.col, pos, "PLP value of unknown length exceeds the value size limit").(*ProtocolError)
-				e.Err = ErrTooLarge
-				return pos, e
+				return pos, d.failCause(lv.col, pos, "PLP value of unknown length exceeds the value size limit", ErrTooLarge)
 			}
 			pos += 4
 			lv.rem = cl

@@ -252,10 +252,10 @@ func (s *Stream) Next(buf []byte) (n int, ev Event, err error) {
 		}
 		ev = EventSSPI
 	case TokenAltMetadata, TokenAltRow, TokenOffset:
-		return s.fail(s.protoErr(tok, "token stream", 0, "token 0x"+hex8(tok)+
+		return s.fail(s.protoErr(tok, "token stream", 0, "token 0x"+wireHex(tok)+
 			" (ALTMETADATA, ALTROW or OFFSET) is not supported in TDS 7.4"))
 	default:
-		return s.fail(s.protoErr(tok, "token stream", 0, "unknown token 0x"+hex8(tok)))
+		return s.fail(s.protoErr(tok, "token stream", 0, "unknown token 0x"+wireHex(tok)))
 	}
 	if err != nil {
 		if err == ErrNeedMore {

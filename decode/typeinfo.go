@@ -47,17 +47,6 @@ func tiFixedLen(t byte) int {
 	return 0
 }
 
-// tiTimeLen is the byte length of time(scale) (2.2.5.5.1.8): 3, 4 or 5.
-func tiTimeLen(scale uint8) int {
-	switch {
-	case scale <= 2:
-		return 3
-	case scale <= 4:
-		return 4
-	}
-	return 5
-}
-
 // tiValueLen returns the exact non-NULL value length of a BYTELEN type whose
 // length is implied by its TYPE_INFO (date and time types), or 0.
 func tiValueLen(ti *TypeInfo) int {
@@ -65,11 +54,11 @@ func tiValueLen(ti *TypeInfo) int {
 	case TypeDateN:
 		return 3
 	case TypeTimeN:
-		return tiTimeLen(ti.Scale)
+		return TimeLen(ti.Scale)
 	case TypeDateTime2N:
-		return tiTimeLen(ti.Scale) + 3
+		return TimeLen(ti.Scale) + 3
 	case TypeDateTimeOffset:
-		return tiTimeLen(ti.Scale) + 5
+		return TimeLen(ti.Scale) + 5
 	}
 	return 0
 }
@@ -194,7 +183,7 @@ func decodeTypeInfo(src []byte, ti *TypeInfo, rpc bool) (int, error) {
 		if r.err != nil {
 			return 0, r.err
 		}
-		if sz > tiMaxVariantLen {
+		if sz > MaxVariantLen {
 			return bad(1, "sql_variant max length "+strconv.FormatUint(uint64(sz), 10)+" exceeds 8009")
 		}
 		ti.Size = sz
@@ -256,9 +245,6 @@ func decodeTypeInfo(src []byte, ti *TypeInfo, rpc bool) (int, error) {
 	}
 	return r.off, nil
 }
-
-// tiMaxVariantLen is the sql_variant max length (2.2.5.4.3: 8009).
-const tiMaxVariantLen = 8009
 
 // tiVectorHdrLen is the vector value header (2.2.5.5.7).
 const tiVectorHdrLen = 8

@@ -70,44 +70,18 @@ func UTF16Len(s string) int {
 
 // DecodeUTF16LE converts UTF-16LE bytes to a UTF-8 string. Unpaired
 // surrogates become U+FFFD, so the result is always valid UTF-8; an odd
-// byte count is an error.
+// byte count is an error. It is the nchar text decoder of the cell path.
 func DecodeUTF16LE(b []byte) (string, error) {
 	if len(b)&1 != 0 {
 		return "", errOddUTF16
 	}
-	ascii := true
-	for i := 0; i < len(b); i += 2 {
-		if b[i+1] != 0 || b[i] >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
+	td := textDecoder{kind: textUTF16}
+	var stack [256]byte
+	out := stack[:]
+	if n := td.maxOut(len(b)); n > len(out) {
+		out = make([]byte, n)
 	}
-	if ascii {
-		buf := make([]byte, len(b)/2)
-		for i := range buf {
-			buf[i] = b[2*i]
-		}
-		return string(buf), nil
-	}
-	out := make([]byte, 0, len(b)+len(b)/2)
-	for i := 0; i < len(b); i += 2 {
-		u := rune(binary.LittleEndian.Uint16(b[i:]))
-		switch {
-		case u < 0xD800 || u >= 0xE000:
-			out = utf8.AppendRune(out, u)
-		case u < 0xDC00 && i+3 < len(b):
-			u2 := rune(binary.LittleEndian.Uint16(b[i+2:]))
-			if u2 >= 0xDC00 && u2 < 0xE000 {
-				out = utf8.AppendRune(out, 0x10000+(u-0xD800)<<10+(u2-0xDC00))
-				i += 2
-			} else {
-				out = utf8.AppendRune(out, utf8.RuneError)
-			}
-		default:
-			out = utf8.AppendRune(out, utf8.RuneError)
-		}
-	}
-	return string(out), nil
+	return string(out[:td.decodeUTF16(out, b, true)]), nil
 }
 
 // truncUTF16 returns the longest prefix of s that needs at most max UTF-16
