@@ -73,7 +73,7 @@ func sysTypeOf(base string) sysType {
 }
 
 // catDate is the create/modify date every catalog object reports.
-var catDate = decode.DateTime{Days: daysFromCivil(2026, 1, 1)}
+var catDate = decode.DateTime{Days: decode.DateFromCivil(2026, 1, 1)}
 
 // Schema ids as SQL Server assigns them.
 var schemaIDs = map[string]int64{"dbo": 1, "guest": 2, "INFORMATION_SCHEMA": 3, "sys": 4, "sales": 5}

@@ -132,7 +132,7 @@ func buildGen(ti *decode.TypeInfo, v vfn, cache map[poolKey]*pool) gen {
 		get := func(i int64, h uint64) int64 { t := f(i, h); return t - t%pow10[7-sc] }
 		g.val = func(i int64, h uint64) any { return decode.Time(get(i, h)) }
 		g.enc = func(dst []byte, i int64, h uint64) []byte {
-			return appendTimeRaw(append(dst, byte(timeLen(sc))), sc, get(i, h))
+			return appendTimeRaw(append(dst, byte(decode.TimeLen(sc))), sc, get(i, h))
 		}
 	case decode.TypeDateTime2N:
 		f, sc := v.t, ti.Scale

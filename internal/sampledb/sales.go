@@ -156,8 +156,8 @@ func (b *builder) sales() {
 		s.Lines = 0
 	}
 	hash := func(salt uint64, i int64) uint64 { return mix(s.seed ^ salt ^ uint64(i)*golden) }
-	day20200101, day20220101 := daysFromCivil(2020, 1, 1), daysFromCivil(2022, 1, 1)
-	day20261130 := daysFromCivil(2026, 11, 30)
+	day20200101, day20220101 := decode.DateFromCivil(2020, 1, 1), decode.DateFromCivil(2022, 1, 1)
+	day20261130 := decode.DateFromCivil(2026, 11, 30)
 	id := func(i int64) int64 { return i + 1 }
 
 	identity := func(t *Table, col string) {

@@ -7,29 +7,15 @@ import (
 	"github.com/tdsextract/tdsextract/decode"
 )
 
-// daysFromCivil returns days since 0001-01-01 (proleptic Gregorian).
-func daysFromCivil(y, m, d int) int32 {
-	if m <= 2 {
-		y--
-		m += 12
-	}
-	era := y / 400
-	yoe := y - era*400
-	doy := (153*(m-3)+2)/5 + d - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	// days since 0000-03-01 minus the offset of 0001-01-01 (306 days).
-	return int32(era*146097 + doe - 306)
-}
-
 // Useful day numbers.
 var (
-	day19000101 = daysFromCivil(1900, 1, 1)
-	day19920101 = daysFromCivil(1992, 1, 1)
-	day19950617 = daysFromCivil(1995, 6, 17)
-	day19980802 = daysFromCivil(1998, 8, 2)
-	day20000101 = daysFromCivil(2000, 1, 1)
-	day20300101 = daysFromCivil(2030, 1, 1)
-	day99991231 = daysFromCivil(9999, 12, 31)
+	day19000101 = decode.DateFromCivil(1900, 1, 1)
+	day19920101 = decode.DateFromCivil(1992, 1, 1)
+	day19950617 = decode.DateFromCivil(1995, 6, 17)
+	day19980802 = decode.DateFromCivil(1998, 8, 2)
+	day20000101 = decode.DateFromCivil(2000, 1, 1)
+	day20300101 = decode.DateFromCivil(2030, 1, 1)
+	day99991231 = decode.DateFromCivil(9999, 12, 31)
 )
 
 // uniform returns a value in [0, n) from 32 bits of h.

@@ -172,7 +172,7 @@ func parseSQLType(decl string, coll decode.Collation, nullable bool) (decode.Typ
 		ti = decode.TypeInfo{Type: t, Scale: uint8(sc)}
 		m.dtPrec, m.scale = sc, sc
 		m.sqlType = fmt.Sprintf("%s(%d)", base, sc)
-		tl := timeLen(uint8(sc))
+		tl := decode.TimeLen(uint8(sc))
 		switch base {
 		case "time":
 			m.sysMax, m.sysPrec = tl, 8+sc
@@ -270,15 +270,4 @@ func decimalLen(p int) int {
 		return 13
 	}
 	return 17
-}
-
-// timeLen is the byte length of a time(scale) value.
-func timeLen(scale uint8) int {
-	switch {
-	case scale <= 2:
-		return 3
-	case scale <= 4:
-		return 4
-	}
-	return 5
 }

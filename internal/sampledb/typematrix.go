@@ -92,12 +92,12 @@ func variantSamples() []decode.Variant {
 		{Type: ti("smallmoney"), Value: decode.Money(99990000)},
 		{Type: ti("decimal(10,2)"), Value: d(10, 2, -1234567)},
 		{Type: ti("numeric(38,0)"), Value: decode.Decimal{Lo: max38Lo, Hi: max38Hi, Precision: 38}},
-		{Type: ti("datetime"), Value: decode.DateTime{Days: daysFromCivil(2024, 2, 29), Ticks: 45296_0000000}},
-		{Type: ti("smalldatetime"), Value: decode.DateTime{Days: daysFromCivil(2079, 6, 6), Ticks: (23*60 + 59) * 600000000}},
-		{Type: ti("date"), Value: decode.Date(daysFromCivil(1969, 7, 20))},
+		{Type: ti("datetime"), Value: decode.DateTime{Days: decode.DateFromCivil(2024, 2, 29), Ticks: 45296_0000000}},
+		{Type: ti("smalldatetime"), Value: decode.DateTime{Days: decode.DateFromCivil(2079, 6, 6), Ticks: (23*60 + 59) * 600000000}},
+		{Type: ti("date"), Value: decode.Date(decode.DateFromCivil(1969, 7, 20))},
 		{Type: ti("time(7)"), Value: decode.Time(decode.TicksPerDay - 1)},
-		{Type: ti("datetime2(3)"), Value: decode.DateTime{Days: daysFromCivil(2000, 1, 1), Ticks: 1230000}},
-		{Type: ti("datetimeoffset(7)"), Value: decode.DateTimeOffset{UTC: decode.DateTime{Days: daysFromCivil(2020, 12, 31), Ticks: 1}, OffsetMin: -330}},
+		{Type: ti("datetime2(3)"), Value: decode.DateTime{Days: decode.DateFromCivil(2000, 1, 1), Ticks: 1230000}},
+		{Type: ti("datetimeoffset(7)"), Value: decode.DateTimeOffset{UTC: decode.DateTime{Days: decode.DateFromCivil(2020, 12, 31), Ticks: 1}, OffsetMin: -330}},
 		{Type: ti("uniqueidentifier"), Value: decode.GUID{0x6F, 0x96, 0x19, 0xFF, 0x8B, 0x86, 0xD0, 0x11, 0xB4, 0x2D, 0x00, 0xC0, 0x4F, 0xC9, 0x64, 0xFF}},
 		{Type: ti("varchar(20)"), Value: "variant café"},
 		{Type: ti("nvarchar(20)"), Value: "вариант 😀"},
@@ -112,7 +112,7 @@ func tmColumns() []tmCol {
 	variants := variantSamples()
 	f32 := float32(math.MaxFloat32)
 	dtx := func(y, m, d int, ticks int64) decode.DateTime {
-		return decode.DateTime{Days: daysFromCivil(y, m, d), Ticks: ticks}
+		return decode.DateTime{Days: decode.DateFromCivil(y, m, d), Ticks: ticks}
 	}
 	pick := func(r int, h uint64, min, max, zero, neg any, other func(h uint64) any) any {
 		switch r {
@@ -201,7 +201,7 @@ func tmColumns() []tmCol {
 		{name: "c_smalldatetime", typ: "smalldatetime", val: func(r int, h uint64) any {
 			return pick(r, h, dtx(1900, 1, 1, 0), dtx(2079, 6, 6, (23*60+59)*600000000), dtx(1900, 1, 1, 0), nil,
 				func(h uint64) any {
-					d := dateTimeIn(h, day19000101, daysFromCivil(2079, 6, 1))
+					d := dateTimeIn(h, day19000101, decode.DateFromCivil(2079, 6, 1))
 					d.Ticks -= d.Ticks % 600000000
 					return d
 				})

@@ -64,7 +64,7 @@ var pow10 = [8]int64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000}
 // appendTimeRaw appends ticks (100 ns) as a time(scale) value without a length byte.
 func appendTimeRaw(dst []byte, scale uint8, ticks int64) []byte {
 	v := uint64(ticks / pow10[7-scale])
-	switch timeLen(scale) {
+	switch decode.TimeLen(scale) {
 	case 3:
 		return append(dst, byte(v), byte(v>>8), byte(v>>16))
 	case 4:
@@ -80,12 +80,12 @@ func appendDateRaw(dst []byte, days int32) []byte {
 func appendDateN(dst []byte, days int32) []byte { return appendDateRaw(append(dst, 3), days) }
 
 func appendDateTime2N(dst []byte, scale uint8, v decode.DateTime) []byte {
-	dst = append(dst, byte(timeLen(scale)+3))
+	dst = append(dst, byte(decode.TimeLen(scale)+3))
 	return appendDateRaw(appendTimeRaw(dst, scale, v.Ticks), v.Days)
 }
 
 func appendDateTimeOffsetN(dst []byte, scale uint8, v decode.DateTimeOffset) []byte {
-	dst = append(dst, byte(timeLen(scale)+5))
+	dst = append(dst, byte(decode.TimeLen(scale)+5))
 	dst = appendDateRaw(appendTimeRaw(dst, scale, v.UTC.Ticks), v.UTC.Days)
 	return appendU16(dst, uint16(v.OffsetMin))
 }

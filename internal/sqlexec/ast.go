@@ -1,5 +1,7 @@
 package sqlexec
 
+import "github.com/tdsextract/tdsextract/decode"
+
 // The AST of the supported subset. Binding (binder.go) resolves names in
 // place, so an AST is used for one execution only (Exec parses every time;
 // parsing is cheap next to any result).
@@ -158,6 +160,10 @@ type castExpr struct {
 	Style   expr // CONVERT style, nil if none
 	Convert bool
 	Line    int32
+
+	// Set by bind (every evaluated expression is bound first), so that eval
+	// does not derive them again for every row.
+	target, srcT decode.TypeInfo
 }
 
 type whenClause struct{ Cond, Then expr }

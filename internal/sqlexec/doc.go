@@ -31,9 +31,9 @@
 // streams without being materialised. The WHERE clause is analysed into a
 // set of key intervals (AND, OR, NOT, IN, BETWEEN, comparisons; keyrange.go)
 // that maps to row ranges by binary search over the table's monotonic key:
-// a key lookup or range on a huge table reads only its rows. A whole-row
-// projection in key order uses the table's pre-encoded fast path
-// (sampledb.Table.AppendRows); anything else is evaluated row by row.
+// a key lookup or range on a huge table reads only its rows. A select list
+// of bare columns uses the table's pre-encoded fast path
+// (sampledb.Table.AppendRowsColumns); anything else is evaluated row by row.
 //
 // Everything outside the subset yields the error SQL Server itself would
 // return (102 syntax, 156 keyword, 105 unclosed quote, 208 invalid object,

@@ -610,27 +610,35 @@ func limitRanges(ranges []rowRange, top int64) []rowRange {
 
 // newScanSource streams the rows of ranges (in key order, or reversed).
 func (s *Session) newScanSource(sc *scope, t *sampledb.Table, items []outItem, ranges []rowRange, desc bool, where expr, top int64) RowSource {
+	// direct: every item is a bare column, so the table encodes the row
+	// itself (proj lists the columns; nil when they are the whole row).
+	direct := true
+	proj := make([]int, len(items))
 	whole := len(items) == len(t.Columns)
 	for i, it := range items {
 		c, ok := it.e.(*colExpr)
-		if !it.plain || !ok || c.col != i {
-			whole = false
+		if !it.plain || !ok {
+			direct = false
 			break
 		}
+		proj[i] = c.col
+		whole = whole && c.col == i
 	}
-	truncate := false
 	if s.TextSize > 0 {
 		for i := range items {
 			if isLOB(&items[i].col.Type) {
-				truncate = true
+				direct = false
 			}
 		}
 	}
-	if whole && !truncate && where == nil && !desc {
-		return &fastSource{t: t, ranges: limitRanges(ranges, top)}
+	if !direct || whole {
+		proj = nil
+	}
+	if direct && where == nil && !desc {
+		return &fastSource{t: t, cols: proj, ranges: limitRanges(ranges, top)}
 	}
 	ss := &scanSource{
-		sc: sc, t: t, ranges: ranges, desc: desc, where: where, items: items, whole: whole && !truncate,
+		sc: sc, t: t, ranges: ranges, desc: desc, where: where, items: items, direct: direct, proj: proj,
 		remaining: top, textSize: s.TextSize,
 	}
 	ss.cur = -1
@@ -660,9 +668,11 @@ func isLOB(t *decode.TypeInfo) bool {
 	return false
 }
 
-// fastSource serves whole rows through the table's pre-encoded path.
+// fastSource serves rows of bare columns through the table's pre-encoded
+// path.
 type fastSource struct {
 	t      *sampledb.Table
+	cols   []int      // projected columns (nil: the whole row)
 	ranges []rowRange // consumed from the front
 }
 
@@ -671,7 +681,7 @@ func (f *fastSource) AppendRows(dst []byte, max int, nbc bool) ([]byte, int, boo
 	for n < max && len(f.ranges) > 0 {
 		r := &f.ranges[0]
 		k := min(r.to-r.from, int64(max-n))
-		dst = f.t.AppendRows(dst, r.from, r.from+k, nbc)
+		dst = f.t.AppendRowsColumns(dst, r.from, r.from+k, f.cols, nbc)
 		r.from += k
 		n += int(k)
 		if r.from >= r.to {
@@ -699,7 +709,8 @@ type scanSource struct {
 	where     expr
 	items     []outItem
 	cols      []decode.Column
-	whole     bool // items are the whole row: encode with t.AppendRows
+	direct    bool  // items are bare columns: encode with t.AppendRowsColumns
+	proj      []int // their table columns (nil: the whole row)
 	remaining int64
 	skip      int64 // qualifying rows still to skip (OFFSET)
 	textSize  int
@@ -754,8 +765,8 @@ func (ss *scanSource) AppendRows(dst []byte, max int, nbc bool) ([]byte, int, bo
 			break
 		}
 		examined++
-		if ss.whole && ss.where == nil {
-			dst = ss.t.AppendRows(dst, i, i+1, nbc)
+		if ss.direct && ss.where == nil {
+			dst = ss.t.AppendRowsColumns(dst, i, i+1, ss.proj, nbc)
 			n++
 			if ss.remaining > 0 {
 				ss.remaining--
@@ -778,8 +789,8 @@ func (ss *scanSource) AppendRows(dst []byte, max int, nbc bool) ([]byte, int, bo
 			ss.skip--
 			continue
 		}
-		if ss.whole {
-			dst = ss.t.AppendRows(dst, i, i+1, nbc)
+		if ss.direct {
+			dst = ss.t.AppendRowsColumns(dst, i, i+1, ss.proj, nbc)
 		} else {
 			var err error
 			ss.vals, err = project(ss.sc, ss.items, &ss.env, ss.vals[:0], ss.textSize)

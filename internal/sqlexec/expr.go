@@ -102,13 +102,18 @@ func (sc *scope) bind(x expr, allowAgg bool) error {
 			}
 		}
 	case *castExpr:
-		if _, err := tiFromSpec(x.T, x.Line); err != nil {
+		target, err := tiFromSpec(x.T, x.Line)
+		if err != nil {
 			return err
 		}
 		if err := sc.bind(x.E, allowAgg); err != nil {
 			return err
 		}
-		return sc.bind(x.Style, allowAgg)
+		if err := sc.bind(x.Style, allowAgg); err != nil {
+			return err
+		}
+		x.target = target
+		x.srcT, _ = sc.typeOf(x.E)
 	case *caseExpr:
 		if err := sc.bind(x.Operand, allowAgg); err != nil {
 			return err
@@ -280,7 +285,7 @@ func (sc *scope) typeOf(x expr) (decode.TypeInfo, bool) {
 		case litString:
 			return tiVarChar(len(x.Text)), false
 		case litNString:
-			return tiNVarChar(len(utf16Units(x.Text))), false
+			return tiNVarChar(decode.UTF16Len(x.Text)), false
 		case litBinary:
 			return tiVarBinary(len(x.V.([]byte))), false
 		}
@@ -539,25 +544,13 @@ func typeOfValue(v any) decode.TypeInfo {
 	case decode.GUID:
 		return decode.TypeInfo{Type: decode.TypeGUID, Size: 16}
 	case string:
-		return tiNVarChar(max(len(utf16Units(x)), 1))
+		return tiNVarChar(max(decode.UTF16Len(x), 1))
 	case []byte:
 		return tiVarBinary(max(len(x), 1))
 	case decode.Variant:
 		return decode.TypeInfo{Type: decode.TypeVariant, Size: 8009}
 	}
 	return tiInt(4)
-}
-
-func utf16Units(s string) []uint16 {
-	var out []uint16
-	for _, r := range s {
-		if r >= 0x10000 {
-			out = append(out, 0xD800, 0xDC00)
-		} else {
-			out = append(out, uint16(r))
-		}
-	}
-	return out
 }
 
 // tiFromSpec returns the TYPE_INFO of a CAST/CONVERT target type. Lengths
@@ -799,9 +792,7 @@ func (sc *scope) eval(x expr, e *env) (any, error) {
 				style = n
 			}
 		}
-		target, _ := tiFromSpec(x.T, x.Line)
-		srcT, _ := sc.typeOf(x.E)
-		return convert(v, &srcT, &target, int(style), x.Line)
+		return convert(v, &x.srcT, &x.target, int(style), x.Line)
 	case *caseExpr:
 		var op any
 		if x.Operand != nil {
@@ -972,43 +963,27 @@ func negate(v any) (any, error) {
 }
 
 func (sc *scope) evalBin(x *binExpr, e *env) (any, error) {
-	switch x.Op {
-	case "AND":
+	if x.Op == "AND" || x.Op == "OR" {
+		// Three-valued logic: dom (false for AND, true for OR) decides the
+		// result as soon as either side has it; NULL otherwise unless both
+		// sides are the other truth value.
+		dom := x.Op == "OR"
 		l, err := sc.eval(x.L, e)
 		if err != nil {
 			return nil, err
 		}
-		if l == false {
-			return false, nil
+		if l == dom {
+			return dom, nil
 		}
 		r, err := sc.eval(x.R, e)
 		if err != nil {
 			return nil, err
 		}
-		if r == false {
-			return false, nil
+		if r == dom {
+			return dom, nil
 		}
-		if l == true && r == true {
-			return true, nil
-		}
-		return nil, nil
-	case "OR":
-		l, err := sc.eval(x.L, e)
-		if err != nil {
-			return nil, err
-		}
-		if l == true {
-			return true, nil
-		}
-		r, err := sc.eval(x.R, e)
-		if err != nil {
-			return nil, err
-		}
-		if r == true {
-			return true, nil
-		}
-		if l == false && r == false {
-			return false, nil
+		if l == !dom && r == !dom {
+			return !dom, nil
 		}
 		return nil, nil
 	}
@@ -1516,7 +1491,7 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 		case decode.TypeBigVarBinary, decode.TypeBigBinary, decode.TypeImage, decode.TypeUDT:
 			v = []byte(s)
 		case decode.TypeVariant:
-			return decode.Variant{Type: tiNVarChar(max(len(utf16Units(s)), 1)), Value: s}, nil
+			return decode.Variant{Type: tiNVarChar(max(decode.UTF16Len(s), 1)), Value: s}, nil
 		}
 	}
 	switch target.Type {

@@ -329,7 +329,6 @@ func (sc *scope) schemaName(id int64) any {
 }
 
 func (sc *scope) evalFunc(x *funcExpr, e *env) (any, error) {
-	args := make([]any, len(x.Args))
 	// ISNULL/COALESCE/IIF evaluate lazily; the rest evaluate all arguments.
 	switch x.Name {
 	case "ISNULL", "COALESCE":
@@ -354,6 +353,7 @@ func (sc *scope) evalFunc(x *funcExpr, e *env) (any, error) {
 		}
 		return sc.eval(x.Args[2], e)
 	}
+	args := make([]any, len(x.Args))
 	for i, a := range x.Args {
 		v, err := sc.eval(a, e)
 		if err != nil {
@@ -590,7 +590,7 @@ func (sc *scope) evalFunc(x *funcExpr, e *env) (any, error) {
 		switch v := args[0].(type) {
 		case string:
 			if isUnicodeType(&t) {
-				return int64(2 * len(utf16Units(v))), nil
+				return int64(2 * decode.UTF16Len(v)), nil
 			}
 			return int64(len(v)), nil
 		case []byte:

@@ -97,37 +97,23 @@ func lex(src string) ([]token, error) {
 		start := i
 		tok := token{Line: line, Pos: start}
 		switch {
-		case (c == 'N' || c == 'n') && i+1 < len(src) && src[i+1] == '\'':
-			s, n, nl, ok := lexQuoted(src[i+1:], '\'')
-			if !ok {
-				return nil, newError(105, 15, 1, line, "Unclosed quotation mark after the character string '%s'.", truncate(src[i+2:], 100))
+		case c == '\'' || c == '[' || c == '"' || (c == 'N' || c == 'n') && i+1 < len(src) && src[i+1] == '\'':
+			// 'string', N'string', [identifier], "identifier".
+			at, kind, end := i, tkString, c
+			switch c {
+			case '[':
+				kind, end = tkQIdent, ']'
+			case '"':
+				kind = tkQIdent
+			case 'N', 'n':
+				at, kind, end = i+1, tkNString, '\''
 			}
-			tok.Kind, tok.Text = tkNString, s
-			i += 1 + n
-			line += nl
-		case c == '\'':
-			s, n, nl, ok := lexQuoted(src[i:], '\'')
+			s, n, nl, ok := lexQuoted(src[at:], end)
 			if !ok {
-				return nil, newError(105, 15, 1, line, "Unclosed quotation mark after the character string '%s'.", truncate(src[i+1:], 100))
+				return nil, newError(105, 15, 1, line, "Unclosed quotation mark after the character string '%s'.", truncate(src[at+1:], 100))
 			}
-			tok.Kind, tok.Text = tkString, s
-			i += n
-			line += nl
-		case c == '[':
-			s, n, nl, ok := lexQuoted(src[i:], ']')
-			if !ok {
-				return nil, newError(105, 15, 1, line, "Unclosed quotation mark after the character string '%s'.", truncate(src[i+1:], 100))
-			}
-			tok.Kind, tok.Text = tkQIdent, s
-			i += n
-			line += nl
-		case c == '"':
-			s, n, nl, ok := lexQuoted(src[i:], '"')
-			if !ok {
-				return nil, newError(105, 15, 1, line, "Unclosed quotation mark after the character string '%s'.", truncate(src[i+1:], 100))
-			}
-			tok.Kind, tok.Text = tkQIdent, s
-			i += n
+			tok.Kind, tok.Text = kind, s
+			i = at + n
 			line += nl
 		case c == '0' && i+1 < len(src) && (src[i+1] == 'x' || src[i+1] == 'X'):
 			j := i + 2

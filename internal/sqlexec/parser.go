@@ -673,53 +673,89 @@ func (p *parser) multiPart() ([]string, error) {
 // Expressions, by precedence (lowest first).
 
 func (p *parser) expr() (expr, error) {
-	p.depth++
-	defer func() { p.depth-- }()
-	if p.depth > maxDepth {
-		return nil, newError(191, 15, 1, p.peek().Line, "Some part of your SQL statement is nested too deeply. Rewrite the query or break it up into smaller queries.")
+	if err := p.nest(p.peek().Line); err != nil {
+		return nil, err
 	}
+	defer p.unnest()
 	return p.orExpr()
 }
 
-func (p *parser) orExpr() (expr, error) {
-	l, err := p.andExpr()
-	if err != nil {
-		return nil, err
+// nest enters one level of expression nesting (unnest leaves it), failing
+// with error 191 beyond maxDepth.
+func (p *parser) nest(line int32) error {
+	p.depth++
+	if p.depth > maxDepth {
+		p.depth--
+		return newError(191, 15, 1, line, "Some part of your SQL statement is nested too deeply. Rewrite the query or break it up into smaller queries.")
 	}
-	for p.peek().is("OR") {
-		t := p.next()
-		r, err := p.andExpr()
-		if err != nil {
-			return nil, err
-		}
-		l = &binExpr{Op: "OR", L: l, R: r, Line: t.Line}
-	}
-	return l, nil
+	return nil
 }
 
-func (p *parser) andExpr() (expr, error) {
-	l, err := p.notExpr()
+func (p *parser) unnest() { p.depth-- }
+
+// leftAssoc parses operand (op operand)... left-associatively; op returns the
+// binary operator a token stands for, or "" when it is none.
+func (p *parser) leftAssoc(operand func() (expr, error), op func(token) string) (expr, error) {
+	l, err := operand()
 	if err != nil {
 		return nil, err
 	}
-	for p.peek().is("AND") {
-		t := p.next()
-		r, err := p.notExpr()
+	for {
+		t := p.peek()
+		o := op(t)
+		if o == "" {
+			return l, nil
+		}
+		p.next()
+		r, err := operand()
 		if err != nil {
 			return nil, err
 		}
-		l = &binExpr{Op: "AND", L: l, R: r, Line: t.Line}
+		l = &binExpr{Op: o, L: l, R: r, Line: t.Line}
 	}
-	return l, nil
 }
+
+// keywordOp is the op of leftAssoc for a keyword operator (AND, OR).
+func keywordOp(kw string) func(token) string {
+	return func(t token) string {
+		if t.is(kw) {
+			return kw
+		}
+		return ""
+	}
+}
+
+// symbolOp is the op of leftAssoc for operator symbols.
+func symbolOp(ops ...string) func(token) string {
+	return func(t token) string {
+		if t.Kind == tkOp {
+			for _, o := range ops {
+				if t.Text == o {
+					return o
+				}
+			}
+		}
+		return ""
+	}
+}
+
+var (
+	orOp  = keywordOp("OR")
+	andOp = keywordOp("AND")
+	addOp = symbolOp("+", "-", "&", "|", "^")
+	mulOp = symbolOp("*", "/", "%")
+)
+
+func (p *parser) orExpr() (expr, error) { return p.leftAssoc(p.andExpr, orOp) }
+
+func (p *parser) andExpr() (expr, error) { return p.leftAssoc(p.notExpr, andOp) }
 
 func (p *parser) notExpr() (expr, error) {
 	if p.accept("NOT") {
-		p.depth++
-		defer func() { p.depth-- }()
-		if p.depth > maxDepth {
-			return nil, newError(191, 15, 1, p.peek().Line, "Some part of your SQL statement is nested too deeply. Rewrite the query or break it up into smaller queries.")
+		if err := p.nest(p.peek().Line); err != nil {
+			return nil, err
 		}
+		defer p.unnest()
 		e, err := p.notExpr()
 		if err != nil {
 			return nil, err
@@ -830,53 +866,18 @@ func (p *parser) predicate() (expr, error) {
 	return l, nil
 }
 
-func (p *parser) additive() (expr, error) {
-	l, err := p.multiplicative()
-	if err != nil {
-		return nil, err
-	}
-	for {
-		t := p.peek()
-		if t.Kind != tkOp || (t.Text != "+" && t.Text != "-" && t.Text != "&" && t.Text != "|" && t.Text != "^") {
-			return l, nil
-		}
-		p.next()
-		r, err := p.multiplicative()
-		if err != nil {
-			return nil, err
-		}
-		l = &binExpr{Op: t.Text, L: l, R: r, Line: t.Line}
-	}
-}
+func (p *parser) additive() (expr, error) { return p.leftAssoc(p.multiplicative, addOp) }
 
-func (p *parser) multiplicative() (expr, error) {
-	l, err := p.unary()
-	if err != nil {
-		return nil, err
-	}
-	for {
-		t := p.peek()
-		if t.Kind != tkOp || (t.Text != "*" && t.Text != "/" && t.Text != "%") {
-			return l, nil
-		}
-		p.next()
-		r, err := p.unary()
-		if err != nil {
-			return nil, err
-		}
-		l = &binExpr{Op: t.Text, L: l, R: r, Line: t.Line}
-	}
-}
+func (p *parser) multiplicative() (expr, error) { return p.leftAssoc(p.unary, mulOp) }
 
 func (p *parser) unary() (expr, error) {
 	t := p.peek()
 	if t.isOp("-") || t.isOp("+") || t.isOp("~") {
 		p.next()
-		p.depth++
-		defer func() { p.depth-- }()
-		if p.depth > maxDepth {
-			return nil, newError(191, 15, 1, t.Line, "Some part of your SQL statement is nested too deeply. Rewrite the query or break it up into smaller queries.")
+		if err := p.nest(t.Line); err != nil {
+			return nil, err
 		}
+		defer p.unnest()
 		e, err := p.unary()
 		if err != nil {
 			return nil, err

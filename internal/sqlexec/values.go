@@ -425,7 +425,7 @@ func valueText(v any, ti *decode.TypeInfo) string {
 		return string(decode.AppendTimeText(nil, int64(x), scaleOf(ti, 7)))
 	case decode.DateTime:
 		if ti != nil && (ti.Type == decode.TypeDateTime || ti.Type == decode.TypeDateTimeN || ti.Type == decode.TypeDateTim4) {
-			return legacyDateTimeText(x, ti.Type == decode.TypeDateTim4 || (ti.Type == decode.TypeDateTimeN && ti.Size == 4))
+			return legacyDateTimeText(x)
 		}
 		return string(decode.AppendDateTimeText(nil, x, scaleOf(ti, 7)))
 	case decode.DateTimeOffset:
@@ -475,7 +475,7 @@ func scaleOf(ti *decode.TypeInfo, def uint8) uint8 {
 var monthAbbr = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
 
 // legacyDateTimeText is style 0/100 of datetime: "Jan  2 2006  3:04PM".
-func legacyDateTimeText(v decode.DateTime, _ bool) string {
+func legacyDateTimeText(v decode.DateTime) string {
 	y, m, d := decode.CivilFromDate(v.Days)
 	mins := v.Ticks / 600_000_000
 	h, mi := int(mins/60), int(mins%60)

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf16"
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/internal/sqlexec"
@@ -201,7 +200,7 @@ func (c *conn) handshakeAndLogin() error {
 	case EncryptRequired:
 		reply.Encryption, tlsMode = decode.EncryptReq, tlsFull
 	}
-	out := appendPackets(nil, pktReply, c.spid, 4096, 1, reply.Encode(nil), true)
+	out := decode.AppendMessage(nil, pktReply, 0, c.spid, decode.DefaultPacketSize, 1, reply.Encode(nil))
 	if _, err := c.rw.Write(out); err != nil {
 		return err
 	}
@@ -296,9 +295,10 @@ func (c *conn) login(l *decode.Login7) error {
 	ok := false
 	if fedAuth {
 		user = "<token-identified principal>"
+		wide, _ := decode.DecodeUTF16LE(token) // the token as UTF-16LE text ("" when odd-length)
 		if name, found := cfg.AccessTokens[string(token)]; found && len(token) > 0 {
 			user, ok = name, true
-		} else if name, found := cfg.AccessTokens[utf16Decode(token)]; found && len(token) > 0 {
+		} else if name, found := cfg.AccessTokens[wide]; found && len(token) > 0 {
 			user, ok = name, true
 		}
 	} else {
@@ -417,15 +417,4 @@ func parseFedAuthToken(d []byte) []byte {
 		return nil
 	}
 	return d[5 : 5+n]
-}
-
-func utf16Decode(b []byte) string {
-	if len(b)%2 != 0 {
-		return ""
-	}
-	u := make([]uint16, len(b)/2)
-	for i := range u {
-		u[i] = uint16(b[2*i]) | uint16(b[2*i+1])<<8
-	}
-	return string(utf16.Decode(u))
 }

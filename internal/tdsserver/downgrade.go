@@ -43,7 +43,9 @@ func (c *conn) downgradeResult(cols []decode.Column, rows rowSource) ([]decode.C
 	if rows == nil {
 		return out, nil
 	}
-	return out, &downgradeRows{src: rows, in: cols, out: out}
+	d := &downgradeRows{src: rows, in: cols, out: out}
+	_ = d.capt.Columns(cols, make([]decode.Mode, len(cols))) // never fails
+	return out, d
 }
 
 type downgradeRows struct {
@@ -52,6 +54,7 @@ type downgradeRows struct {
 	buf     []byte
 	vals    []any
 	err     error
+	capt    decode.Capture // decodes the source rows (set up once for in)
 }
 
 // Err reports a failure of the conversion or of the wrapped source, so a
@@ -101,13 +104,10 @@ func (d *downgradeRows) convertRow(src []byte) ([]byte, error) {
 		return nil, fmt.Errorf("expected a ROW token")
 	}
 	src = src[1:]
-	var capt decode.Capture
-	modes := make([]decode.Mode, len(d.in))
-	if err := capt.Columns(d.in, modes); err != nil {
-		return nil, err
-	}
+	capt := &d.capt
+	capt.Rows = capt.Rows[:0]
 	for i := range d.in {
-		n, err := decode.DecodeCell(src, &d.in[i].Type, i, &capt)
+		n, err := decode.DecodeCell(src, &d.in[i].Type, i, capt)
 		if err != nil {
 			return nil, err
 		}

@@ -39,7 +39,7 @@ func (c *conn) streamRows(cols []decode.Column, rows rowSource, f *Faults) (int6
 	per := 64 // rows per block; adapted to the row width as we go
 	stallDone := false
 	for {
-		max := per
+		limit := per
 		if f != nil {
 			event := nextRowEvent(f, sent, stallDone)
 			if event == sent && event >= 0 {
@@ -69,18 +69,18 @@ func (c *conn) streamRows(cols []decode.Column, rows rowSource, f *Faults) (int6
 					continue
 				}
 			}
-			if event > sent && int64(max) > event-sent {
-				max = int(event - sent)
+			if event > sent && int64(limit) > event-sent {
+				limit = int(event - sent)
 			}
 		}
-		out, n, done := rows.AppendRows(c.rowBuf[:0], max, nbc)
+		out, n, done := rows.AppendRows(c.rowBuf[:0], limit, nbc)
 		c.rowBuf = out[:0]
 		if n > 0 {
 			c.w.write(out)
 			sent += int64(n)
 			c.srv.stats.rowsSent.Add(int64(n))
 			if bpr := len(out) / n; bpr > 0 {
-				per = min(max2(blockTarget/bpr, 1), 1<<16)
+				per = min(max(blockTarget/bpr, 1), 1<<16)
 			}
 		}
 		if c.w.err != nil {
@@ -93,13 +93,6 @@ func (c *conn) streamRows(cols []decode.Column, rows rowSource, f *Faults) (int6
 			return sent, streamed, nil
 		}
 	}
-}
-
-func max2(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // nextRowEvent returns the smallest row count >= sent at which a row fault
