@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"math/rand"
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -87,5 +88,86 @@ func TestWireUTF16NoAllocAppend(t *testing.T) {
 	buf := make([]byte, 0, 64)
 	if n := testing.AllocsPerRun(100, func() { buf = AppendUTF16LE(buf[:0], "héllo 𝄞") }); n != 0 {
 		t.Fatalf("AppendUTF16LE allocates %v", n)
+	}
+}
+
+// TestDecodeUTF16Blocks checks the block decoder against unicode/utf16 on
+// random mixes of every class of code unit (ASCII, 2- and 3-byte, high and
+// low surrogates, pairs), at every offset within a block, whole and cut
+// into parts at any byte (odd cuts included), and every BMP unit in each
+// lane of a block and in the tail.
+func TestDecodeUTF16Blocks(t *testing.T) {
+	ref := func(b []byte) string {
+		u := make([]uint16, len(b)/2)
+		for i := range u {
+			u[i] = uint16(b[2*i]) | uint16(b[2*i+1])<<8
+		}
+		s := string(utf16.Decode(u))
+		if len(b)%2 == 1 {
+			s += "\uFFFD"
+		}
+		return s
+	}
+	decodeParts := func(b []byte, cuts ...int) string {
+		td := &textDecoder{kind: textUTF16}
+		var out []byte
+		prev := 0
+		for k, c := range append(cuts, len(b)) {
+			part := b[prev:c]
+			prev = c
+			dst := make([]byte, td.maxOut(len(part)))
+			n := td.decodeUTF16(dst, part, k == len(cuts))
+			out = append(out, dst[:n]...)
+		}
+		return string(out)
+	}
+	classes := []func(r *rand.Rand) uint16{
+		func(r *rand.Rand) uint16 { return uint16(r.Intn(0x80)) },
+		func(r *rand.Rand) uint16 { return uint16(0x80 + r.Intn(0x800-0x80)) },
+		func(r *rand.Rand) uint16 { return uint16(0x800 + r.Intn(0xD800-0x800)) },
+		func(r *rand.Rand) uint16 { return uint16(0xE000 + r.Intn(0x2000)) },
+		func(r *rand.Rand) uint16 { return uint16(0xD800 + r.Intn(0x400)) }, // high
+		func(r *rand.Rand) uint16 { return uint16(0xDC00 + r.Intn(0x400)) }, // low
+	}
+	r := rand.New(rand.NewSource(7))
+	for iter := 0; iter < 20000; iter++ {
+		n := r.Intn(41)
+		var b []byte
+		for range n {
+			var u uint16
+			if r.Intn(8) == 0 {
+				// A well-formed pair.
+				hi, lo := classes[4](r), classes[5](r)
+				b = append(b, byte(hi), byte(hi>>8), byte(lo), byte(lo>>8))
+				continue
+			}
+			// Runs of one class, as real text has.
+			u = classes[r.Intn(len(classes))](r)
+			b = append(b, byte(u), byte(u>>8))
+		}
+		if r.Intn(6) == 0 {
+			b = append(b, byte(r.Intn(256)))
+		}
+		want := ref(b)
+		if got := decodeParts(b); got != want {
+			t.Fatalf("% x: %q, want %q", b, got, want)
+		}
+		if len(b) > 0 {
+			c1 := r.Intn(len(b) + 1)
+			c2 := c1 + r.Intn(len(b)-c1+1)
+			if got := decodeParts(b, c1, c2); got != want {
+				t.Fatalf("% x cut at %d,%d: %q, want %q", b, c1, c2, got, want)
+			}
+		}
+	}
+	// Every BMP unit in each lane of a block of ASCII, and in the tail.
+	for u := 0; u < 0x10000; u++ {
+		for lane := range 6 {
+			b := []byte("a\x00b\x00c\x00d\x00e\x00f\x00")
+			b[2*lane], b[2*lane+1] = byte(u), byte(u>>8)
+			if got, want := decodeParts(b), ref(b); got != want {
+				t.Fatalf("U+%04X in lane %d: %q, want %q", u, lane, got, want)
+			}
+		}
 	}
 }
