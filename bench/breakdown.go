@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+
+	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine"
+)
+
+// The breakdown legs split tdsextract's time into what the engine costs and
+// what delivering values costs, on the same session set-up as the
+// tdsextract leg:
+//
+//   - tdsextract-walk skips every column (decode.ModeSkip): the socket (or
+//     replay), packets, tokens and the row walk, with no value delivered.
+//     It is the floor of any sink: no decoder of these bytes can be faster.
+//   - tdsextract-discard decodes every value into a sink that drops it:
+//     text is still transcoded into the sink's memory, numbers still
+//     parsed, but nothing is hashed.
+//
+// tdsextract minus discard is the checksum's cost; discard minus walk is
+// the cost of decoding the values. Neither leg computes a checksum, so
+// they are held to the tdsextract leg's row count only.
+
+// discardSink takes every value and keeps nothing.
+type discardSink struct {
+	buf  []byte
+	rows int64
+	skip bool // every column ModeSkip (the walk leg)
+}
+
+var (
+	_ decode.CellSink  = (*discardSink)(nil)
+	_ decode.BytesSink = (*discardSink)(nil)
+)
+
+func (s *discardSink) Columns(_ []decode.Column, modes []decode.Mode) error {
+	if s.skip {
+		for i := range modes {
+			modes[i] = decode.ModeSkip
+		}
+	}
+	return nil
+}
+
+func (s *discardSink) Null(int)                                  {}
+func (s *discardSink) Bool(int, bool)                            {}
+func (s *discardSink) Int(int, int64)                            {}
+func (s *discardSink) Float32(int, float32)                      {}
+func (s *discardSink) Float64(int, float64)                      {}
+func (s *discardSink) Decimal(int, decode.Decimal)               {}
+func (s *discardSink) Money(int, int64)                          {}
+func (s *discardSink) Date(int, int32)                           {}
+func (s *discardSink) Time(int, int64)                           {}
+func (s *discardSink) DateTime(int, decode.DateTime)             {}
+func (s *discardSink) DateTimeOffset(int, decode.DateTimeOffset) {}
+func (s *discardSink) GUID(int, decode.GUID)                     {}
+func (s *discardSink) Variant(int, *decode.TypeInfo)             {}
+func (s *discardSink) BeginValue(int, int64)                     {}
+func (s *discardSink) Reserve(_ int, n int) []byte               { return reserve(&s.buf, n) }
+func (s *discardSink) Commit(int, int)                           {}
+func (s *discardSink) Write(int, []byte)                         {}
+func (s *discardSink) EndValue(int)                              {}
+func (s *discardSink) Bytes(int, []byte)                         {}
+func (s *discardSink) EndRow() error                             { s.rows++; return nil }
+
+// rowsOnly is the checksum field of a leg that computes none.
+const rowsOnly = "rows only"
+
+// breakdownLegs are the walk and discard legs over sessions from connect.
+func breakdownLegs(connect func() (*engine.Conn, error), query string) []leg {
+	mk := func(name string, skip bool) leg {
+		return leg{name, func() (sample, error) {
+			c, err := connect()
+			if err != nil {
+				return sample{}, err
+			}
+			defer c.Close()
+			s := &discardSink{skip: skip}
+			w := startWatch()
+			_, err = c.Query(context.Background(), engine.Query{SQL: query}, s)
+			return w.stop().of(s.rows, rowsOnly), err
+		}}
+	}
+	return []leg{mk("tdsextract-walk", true), mk("tdsextract-discard", false)}
+}
