@@ -189,12 +189,34 @@ func (s *sumSink) Int(_ int, v int64)       { s.int(v) }
 func (s *sumSink) Float32(_ int, v float32) { s.float(float64(v)) }
 func (s *sumSink) Float64(_ int, v float64) { s.float(v) }
 func (s *sumSink) Decimal(_ int, v decode.Decimal) {
-	s.tmp = decode.AppendDecimalText(s.tmp[:0], v)
-	s.decimalText(s.tmp)
+	if v.Hi != 0 {
+		s.tmp = decode.AppendDecimalText(s.tmp[:0], v)
+		s.decimalText(s.tmp)
+		return
+	}
+	s.decimal64(v)
 }
+
+// Money is a decimal of scale 4.
 func (s *sumSink) Money(_ int, v int64) {
-	s.tmp = decode.AppendMoneyText(s.tmp[:0], v)
-	s.decimalText(s.tmp)
+	u := uint64(v)
+	if v < 0 {
+		u = -u
+	}
+	s.decimal64(decode.Decimal{Lo: u, Scale: 4, Neg: v < 0})
+}
+
+// decimal64 hashes a decimal whose magnitude fits 64 bits in the canonical
+// form of decimalText, reached from the binary value: trailing fractional
+// zeros are divided away before formatting, so the text needs no search
+// for the point and no trimming. A zero is never signed.
+func (s *sumSink) decimal64(v decode.Decimal) {
+	for v.Scale > 0 && v.Lo%10 == 0 {
+		v.Lo /= 10
+		v.Scale--
+	}
+	s.tmp = decode.AppendDecimalText(s.tmp[:0], v)
+	s.bytes(0x03, s.tmp)
 }
 func (s *sumSink) Date(_ int, days int32)  { s.dateTime(days, 0) }
 func (s *sumSink) Time(_ int, ticks int64) { s.dateTime(0, ticks) }

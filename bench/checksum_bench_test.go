@@ -14,7 +14,7 @@ import (
 //	go test ./bench -run '^$' -bench SumSink -benchtime 20x
 func BenchmarkSumSink(b *testing.B) {
 	db := sampledb.New(sampledb.Config{Seed: 1})
-	for _, name := range []string{"poc48", "odbc5"} {
+	for _, name := range []string{"poc48", "odbc5", "temporal", "lineitem"} {
 		t, _ := db.Table("dbo", name)
 		n := min(t.Rows, 4096)
 		meta := decode.AppendColMetadata(nil, t.Columns)

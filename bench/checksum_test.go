@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tdsextract/tdsextract/decode"
+)
 
 // The checksum must see every value and its position: changing one value,
 // swapping two, a NULL for a value or a float for an int changes it.
@@ -79,4 +83,37 @@ func ifElse(c bool, a, b func()) func() {
 		return a
 	}
 	return b
+}
+
+// The tdsextract leg hashes decimals and money from their binary form; it
+// must give what the go-mssqldb leg gets from their text (decimalText).
+func TestChecksumDecimalForms(t *testing.T) {
+	texts := []struct {
+		s          string
+		prec, scal uint8
+	}{
+		{"0", 18, 0}, {"0.00", 15, 2}, {"-0.00", 15, 2}, {"100", 18, 0}, {"1.00", 15, 2}, {"0.50", 15, 2},
+		{"-12.3400", 19, 4}, {"1234567.89", 15, 2}, {"-999999999999999999.0000000000", 38, 10},
+		{"12345678901234567890.1234567890", 38, 10}, {"-0.0000000010", 38, 10}, {"18446744073709551615.0", 38, 1},
+	}
+	for _, c := range texts {
+		v, err := decode.DecimalFromString(c.s, c.prec, c.scal)
+		if err != nil {
+			t.Fatal(c.s, err)
+		}
+		var a, b sumSink
+		a.Decimal(0, v)
+		b.decimalText(decode.AppendDecimalText(nil, v))
+		if a.h != b.h {
+			t.Errorf("decimal %s: binary form hashes differently from its text", c.s)
+		}
+	}
+	for _, m := range []int64{0, 1, -1, 10000, -10000, 12345, -922337203685477_5808, 922337203685477_5807, 1_0000_0000} {
+		var a, b sumSink
+		a.Money(0, m)
+		b.decimalText(decode.AppendMoneyText(nil, m))
+		if a.h != b.h {
+			t.Errorf("money %d: binary form hashes differently from its text", m)
+		}
+	}
 }
