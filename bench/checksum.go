@@ -336,56 +336,153 @@ func (s *sum) goValue(k colKind, v any) error {
 	case bool:
 		s.int(b2i(x))
 	case float64:
-		if k == kReal {
-			x = float64(float32(x))
-		}
-		s.float(x)
+		s.goFloat(k, x)
 	case string:
 		s.str(0x04, x)
 	case []byte:
-		switch k {
-		case kGUID:
-			if len(x) != 16 {
-				return fmt.Errorf("guid of %d bytes", len(x))
-			}
-			var g [16]byte
-			g[0], g[1], g[2], g[3] = x[3], x[2], x[1], x[0]
-			g[4], g[5], g[6], g[7] = x[5], x[4], x[7], x[6]
-			copy(g[8:], x[8:])
-			s.bytes(0x06, g[:])
-		case kDecimal:
-			s.decimalText(x)
-		case kBinary:
-			s.bytes(0x05, x)
-		default:
-			s.bytes(0x04, x)
-		}
+		return s.goBytes(k, x)
 	case time.Time:
-		switch k {
-		case kDTO:
-			_, off := x.Zone()
-			days, ticks := daysTicks(x.UTC())
-			s.dateTimeOffset(days, ticks, int16(off/60))
-		case kDate:
-			days, _ := daysTicks(x)
-			s.dateTime(days, 0)
-		case kTime:
-			_, ticks := daysTicks(x)
-			s.dateTime(0, ticks)
-		case kDateTimeMs:
-			days, ticks := daysTicks(x)
-			ticks = roundToMs(ticks)
-			if ticks >= decode.TicksPerDay {
-				ticks -= decode.TicksPerDay
-				days++
-			}
-			s.dateTime(days, ticks)
-		default:
-			days, ticks := daysTicks(x)
-			s.dateTime(days, ticks)
-		}
+		s.goTime(k, x)
 	default:
 		return fmt.Errorf("unexpected go-mssqldb value %T", v)
+	}
+	return nil
+}
+
+func (s *sum) goFloat(k colKind, x float64) {
+	if k == kReal {
+		x = float64(float32(x))
+	}
+	s.float(x)
+}
+
+// goBytes hashes a byte value of go-mssqldb's: a GUID in SQL Server's
+// mixed-endian wire order, decimal text, binary or text.
+func (s *sum) goBytes(k colKind, x []byte) error {
+	switch k {
+	case kGUID:
+		if len(x) != 16 {
+			return fmt.Errorf("guid of %d bytes", len(x))
+		}
+		var g [16]byte
+		g[0], g[1], g[2], g[3] = x[3], x[2], x[1], x[0]
+		g[4], g[5], g[6], g[7] = x[5], x[4], x[7], x[6]
+		copy(g[8:], x[8:])
+		s.bytes(0x06, g[:])
+	case kDecimal:
+		s.decimalText(x)
+	case kBinary:
+		s.bytes(0x05, x)
+	default:
+		s.bytes(0x04, x)
+	}
+	return nil
+}
+
+func (s *sum) goTime(k colKind, x time.Time) {
+	switch k {
+	case kDTO:
+		_, off := x.Zone()
+		days, ticks := daysTicks(x.UTC())
+		s.dateTimeOffset(days, ticks, int16(off/60))
+	case kDate:
+		days, _ := daysTicks(x)
+		s.dateTime(days, 0)
+	case kTime:
+		_, ticks := daysTicks(x)
+		s.dateTime(0, ticks)
+	case kDateTimeMs:
+		days, ticks := daysTicks(x)
+		ticks = roundToMs(ticks)
+		if ticks >= decode.TicksPerDay {
+			ticks -= decode.TicksPerDay
+			days++
+		}
+		s.dateTime(days, ticks)
+	default:
+		days, ticks := daysTicks(x)
+		s.dateTime(days, ticks)
+	}
+}
+
+// typedRow holds one row's scan targets for the go-mssqldb-typed leg: what
+// hand-written code that knows its schema scans into. Each column gets the
+// target that matches what go-mssqldb returns for its type, so database/sql
+// converts nothing: integers into sql.NullInt64, bit into NullBool, float
+// and real into NullFloat64, text into NullString (the driver's string,
+// assigned), date and time types into NullTime, and decimal, money, binary
+// and GUID bytes into sql.RawBytes (handed over without database/sql's
+// copy).
+type typedRow struct {
+	kinds []colKind
+	dest  []any
+}
+
+func newTypedRow(cts []*sql.ColumnType) *typedRow {
+	r := &typedRow{kinds: kindsOf(cts), dest: make([]any, len(cts))}
+	for i, ct := range cts {
+		switch strings.ToUpper(ct.DatabaseTypeName()) {
+		case "TINYINT", "SMALLINT", "INT", "BIGINT":
+			r.dest[i] = new(sql.NullInt64)
+		case "BIT":
+			r.dest[i] = new(sql.NullBool)
+		case "REAL", "FLOAT":
+			r.dest[i] = new(sql.NullFloat64)
+		case "DATE", "TIME", "DATETIME", "SMALLDATETIME", "DATETIME2", "DATETIMEOFFSET":
+			r.dest[i] = new(sql.NullTime)
+		case "DECIMAL", "NUMERIC", "MONEY", "SMALLMONEY", "BINARY", "VARBINARY", "IMAGE", "UNIQUEIDENTIFIER":
+			r.dest[i] = new(sql.RawBytes)
+		default:
+			r.dest[i] = new(sql.NullString)
+		}
+	}
+	return r
+}
+
+// hash hashes the scanned row as goValue would hash the same values.
+func (r *typedRow) hash(s *sum) error {
+	for i, d := range r.dest {
+		k := r.kinds[i]
+		switch x := d.(type) {
+		case *sql.NullInt64:
+			if !x.Valid {
+				s.null()
+				continue
+			}
+			s.int(x.Int64)
+		case *sql.NullBool:
+			if !x.Valid {
+				s.null()
+				continue
+			}
+			s.int(b2i(x.Bool))
+		case *sql.NullFloat64:
+			if !x.Valid {
+				s.null()
+				continue
+			}
+			s.goFloat(k, x.Float64)
+		case *sql.NullTime:
+			if !x.Valid {
+				s.null()
+				continue
+			}
+			s.goTime(k, x.Time)
+		case *sql.NullString:
+			if !x.Valid {
+				s.null()
+				continue
+			}
+			s.str(0x04, x.String)
+		case *sql.RawBytes:
+			if *x == nil {
+				s.null()
+				continue
+			}
+			if err := s.goBytes(k, *x); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 // Command bench is tdsextract's A/B fetch harness (issue 7,
 // ../shared/docs/BENCHMARKS.md): it times tdsextract's fetch-and-decode path
-// against go-mssqldb (database/sql, scanning every column) and FreeTDS
+// against go-mssqldb (database/sql, scanning every column into interface
+// values, and into typed targets as the go-mssqldb-typed leg) and FreeTDS
 // (freebcp queryout to tmpfs) on the same test-server tables, in one
 // invocation, with a checksum over every decoded value that must match on
 // every leg, at least 9 repetitions with the first discarded, and legs
@@ -9,7 +10,9 @@
 // Modes: "memory" replays pre-recorded server bytes to both Go decoders
 // through an in-memory connection (decode alone); "loopback" reads from the
 // test server over TCP on 127.0.0.1. The raw leg only reads the same bytes
-// (a memmove in memory mode, a socket read on loopback): the ceiling.
+// (a memmove in memory mode, a socket read on loopback): the ceiling. The
+// tdsextract-walk and tdsextract-discard legs split tdsextract's own time
+// (breakdown.go).
 //
 //	go run ./bench -out bench/results/latest.json          # the standard set
 //	go run ./bench -shapes odbc5 -modes loopback -reps 15
@@ -204,7 +207,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 				return err
 			}
 			defer db.Close()
-			_, _, _, err = scanAll(ctx, db, query)
+			_, _, _, err = scanAll(ctx, db, query, false)
 			return err
 		})
 		if err != nil {
@@ -341,22 +344,8 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 
 	legs = append([]leg{
 		tdsxLeg("tdsextract", tdsxConnect, query),
-		{"go-mssqldb", func() (sample, error) {
-			conn, err := mssqlConnector()
-			if err != nil {
-				return sample{}, err
-			}
-			db := sql.OpenDB(conn)
-			defer db.Close()
-			sc, err := db.Conn(ctx) // connects (untimed) without sending a query
-			if err != nil {
-				return sample{}, err
-			}
-			defer sc.Close()
-			w := startWatch()
-			n, crc, _, err := scanAll(ctx, sc, query)
-			return w.stop().of(n, fmt.Sprintf("%016x", crc)), err
-		}},
+		mssqlLeg("go-mssqldb", mssqlConnector, query, false),
+		mssqlLeg("go-mssqldb-typed", mssqlConnector, query, true),
 	}, legs...)
 
 	type obs struct {
@@ -403,6 +392,9 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 		if strings.HasPrefix(l.name, "tdsextract") && (res[i].sum != res[0].sum && res[i].sum != rowsOnly || res[i].rows != res[0].rows) {
 			return nil, fmt.Errorf("CHECKSUM MISMATCH: %s %s (%d rows) vs tdsextract %s (%d rows)", l.name, res[i].sum, res[i].rows, res[0].sum, res[0].rows)
 		}
+		if strings.HasPrefix(l.name, "go-mssqldb") && (res[i].sum != res[0].sum || res[i].rows != res[0].rows) {
+			return nil, fmt.Errorf("CHECKSUM MISMATCH: %s %s (%d rows) vs tdsextract %s (%d rows)", l.name, res[i].sum, res[i].rows, res[0].sum, res[0].rows)
+		}
 		if l.name == "freebcp" && (res[i].sum != wantText || res[i].rows != res[0].rows) {
 			return nil, fmt.Errorf("CHECKSUM MISMATCH: freebcp %s (%d rows) vs tdsextract's text pass %s (%d rows)", res[i].sum, res[i].rows, wantText, res[0].rows)
 		}
@@ -430,6 +422,28 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// mssqlLeg is go-mssqldb's fetch of query through database/sql, scanning
+// into interface values or typed targets (scanAll).
+func mssqlLeg(name string, connector func() (*mssql.Connector, error), query string, typed bool) leg {
+	return leg{name, func() (sample, error) {
+		conn, err := connector()
+		if err != nil {
+			return sample{}, err
+		}
+		db := sql.OpenDB(conn)
+		defer db.Close()
+		ctx := context.Background()
+		sc, err := db.Conn(ctx) // connects (untimed) without sending a query
+		if err != nil {
+			return sample{}, err
+		}
+		defer sc.Close()
+		w := startWatch()
+		n, crc, _, err := scanAll(ctx, sc, query, typed)
+		return w.stop().of(n, fmt.Sprintf("%016x", crc)), err
+	}}
 }
 
 // tdsxQuery runs query once on a new tdsextract session to addr (untimed:
@@ -507,11 +521,13 @@ func (w watch) stop() sample {
 	return sample{wall: wall, cpu: cpu, allocs: int64(m.Mallocs - w.m0)}
 }
 
-// scanAll runs query through database/sql, scanning every column of every
-// row into interface values (what generic Go code does) and hashing them.
+// scanAll runs query through database/sql and hashes every column of every
+// row: scanned into interface values (what generic Go code does, the
+// go-mssqldb leg), or with typed into the typed targets of typedRow (what
+// hand-written code for a known schema does, the go-mssqldb-typed leg).
 func scanAll(ctx context.Context, db interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, query string) (int64, uint64, int, error) {
+}, query string, typed bool) (int64, uint64, int, error) {
 	rows, err := db.QueryContext(ctx, query)
 	if err != nil {
 		return 0, 0, 0, err
@@ -527,15 +543,25 @@ func scanAll(ctx context.Context, db interface {
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	tr := newTypedRow(cts)
+	if typed {
+		ptrs = tr.dest
+	}
 	var s sum
 	var n int64
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return n, 0, 0, err
 		}
-		for i, v := range vals {
-			if err := s.goValue(kinds[i], v); err != nil {
-				return n, 0, 0, fmt.Errorf("column %s: %w", cts[i].Name(), err)
+		if typed {
+			if err := tr.hash(&s); err != nil {
+				return n, 0, 0, err
+			}
+		} else {
+			for i, v := range vals {
+				if err := s.goValue(kinds[i], v); err != nil {
+					return n, 0, 0, fmt.Errorf("column %s: %w", cts[i].Name(), err)
+				}
 			}
 		}
 		s.row()
@@ -643,8 +669,8 @@ func markdown(rs []Result) string {
 // allocations, and how long each other leg takes relative to it.
 func summary(rs []Result) string {
 	var b strings.Builder
-	b.WriteString("| shape | mode | tdsextract rows/s | allocs/row | go-mssqldb time (× tdsextract's) | go-mssqldb allocs/row | freebcp time (×) | tdsextract / raw-server throughput | ms: walk / discard / tdsextract | checksum |\n")
-	b.WriteString("|---|---|---:|---:|---|---:|---|---:|---|---|\n")
+	b.WriteString("| shape | mode | tdsextract rows/s | allocs/row | go-mssqldb time (× tdsextract's) | go-mssqldb allocs/row | go-mssqldb typed (×) | freebcp time (×) | tdsextract / raw-server throughput | ms: walk / discard / tdsextract | checksum |\n")
+	b.WriteString("|---|---|---:|---:|---|---:|---|---|---:|---|---|\n")
 	type key struct{ shape, mode string }
 	var order []key
 	by := map[key]map[string]Result{}
@@ -672,6 +698,7 @@ func summary(rs []Result) string {
 		legs := by[k]
 		t := legs["tdsextract"]
 		m, okM := legs["go-mssqldb"]
+		ty, okT := legs["go-mssqldb-typed"]
 		f, okF := legs["freebcp"]
 		share := "-"
 		if rsv, ok := legs["raw-server"]; ok && t.MedianMs > 0 {
@@ -681,8 +708,8 @@ func summary(rs []Result) string {
 		if wk, ok := legs["tdsextract-walk"]; ok {
 			split = fmt.Sprintf("%.1f / %.1f / %.1f", wk.MedianMs, legs["tdsextract-discard"].MedianMs, t.MedianMs)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", k.shape, k.mode, t.RowsPerS, allocs(t, true),
-			ratio(m, okM), allocs(m, okM), ratio(f, okF), share, split, t.Checksum)
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n", k.shape, k.mode, t.RowsPerS, allocs(t, true),
+			ratio(m, okM), allocs(m, okM), ratio(ty, okT), ratio(f, okF), share, split, t.Checksum)
 	}
 	return b.String()
 }
