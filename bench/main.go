@@ -59,6 +59,13 @@ type Result struct {
 	RowsPerS     float64  `json:"rows_per_s"`
 	MBPerS       float64  `json:"mb_per_s"`
 	AllocsPerRow *float64 `json:"allocs_per_row,omitempty"`
+	// BytesPerRow is heap bytes allocated per row in the timed part.
+	BytesPerRow *float64 `json:"bytes_per_row,omitempty"`
+	// NsPerRow and NsPerCell are the median time per row and per cell
+	// (Columns cells a row).
+	NsPerRow  float64 `json:"ns_per_row"`
+	NsPerCell float64 `json:"ns_per_cell"`
+	Columns   int     `json:"columns"`
 	// CPUMs is the median CPU time of the timed part, every thread of this
 	// process (the test server too, when it runs in-process) and of its
 	// finished children (freebcp): over CPUMs/MedianMs cores were busy.
@@ -354,6 +361,8 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 		rows   int64
 		sum    string
 		allocs []float64
+		heap   []float64
+		cols   int
 	}
 	res := make([]obs, len(legs))
 	for r := 0; r < reps; r++ {
@@ -370,7 +379,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 				return nil, fmt.Errorf("leg %s: %w", legs[i].name, err)
 			}
 			if r == 0 {
-				res[i].rows, res[i].sum = sm.rows, sm.sum
+				res[i].rows, res[i].sum, res[i].cols = sm.rows, sm.sum, sm.cols
 				continue // warm-up, discarded
 			}
 			if sm.sum != res[i].sum || sm.rows != res[i].rows {
@@ -380,6 +389,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			res[i].cpu = append(res[i].cpu, float64(sm.cpu.Microseconds())/1000)
 			if sm.allocs >= 0 && sm.rows > 0 {
 				res[i].allocs = append(res[i].allocs, float64(sm.allocs)/float64(sm.rows))
+				res[i].heap = append(res[i].heap, float64(sm.heap)/float64(sm.rows))
 			}
 		}
 	}
@@ -407,10 +417,15 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			MedianMs: median(o.ms), MinMs: slices.Min(o.ms), MaxMs: slices.Max(o.ms), Checksum: o.sum, AllMs: o.ms,
 			CPUMs: median(o.cpu)}
 		r.RowsPerS = float64(rowsN) / (r.MedianMs / 1000)
+		r.Columns = res[0].cols
+		r.NsPerRow = r.MedianMs * 1e6 / float64(rowsN)
+		if r.Columns > 0 {
+			r.NsPerCell = r.NsPerRow / float64(r.Columns)
+		}
 		r.MBPerS = float64(len(rawReply)) / 1e6 / (r.MedianMs / 1000)
 		if len(o.allocs) > 0 {
-			a := median(o.allocs)
-			r.AllocsPerRow = &a
+			a, h := median(o.allocs), median(o.heap)
+			r.AllocsPerRow, r.BytesPerRow = &a, &h
 		}
 		if i > 0 {
 			pr := make([]float64, len(o.ms))
@@ -470,7 +485,9 @@ func tdsxLeg(name string, connect func() (*engine.Conn, error), query string) le
 		s := &sumSink{}
 		w := startWatch()
 		_, err = c.Query(context.Background(), engine.Query{SQL: query}, s)
-		return w.stop().of(s.rows, fmt.Sprintf("%016x", s.total)), err
+		smp := w.stop().of(s.rows, fmt.Sprintf("%016x", s.total))
+		smp.cols = len(s.kind)
+		return smp, err
 	}}
 }
 
@@ -478,6 +495,8 @@ func tdsxLeg(name string, connect func() (*engine.Conn, error), query string) le
 type sample struct {
 	wall, cpu time.Duration
 	allocs    int64  // heap allocations of this process in the timed part; -1 unknown
+	heap      int64  // heap bytes allocated in the timed part
+	cols      int    // columns a row (set by the tdsextract legs)
 	rows      int64  // -1: a raw leg, which counts bytes
 	sum       string // the checksum, or the byte count of a raw leg
 }
@@ -497,6 +516,7 @@ type watch struct {
 	t0 time.Time
 	c0 time.Duration
 	m0 uint64
+	b0 uint64
 }
 
 func processCPU() time.Duration {
@@ -510,7 +530,7 @@ func startWatch() watch {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return watch{m0: m.Mallocs, c0: processCPU(), t0: time.Now()}
+	return watch{m0: m.Mallocs, b0: m.TotalAlloc, c0: processCPU(), t0: time.Now()}
 }
 
 func (w watch) stop() sample {
@@ -518,7 +538,7 @@ func (w watch) stop() sample {
 	cpu := processCPU() - w.c0
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return sample{wall: wall, cpu: cpu, allocs: int64(m.Mallocs - w.m0)}
+	return sample{wall: wall, cpu: cpu, allocs: int64(m.Mallocs - w.m0), heap: int64(m.TotalAlloc - w.b0)}
 }
 
 // scanAll runs query through database/sql and hashes every column of every
@@ -648,19 +668,21 @@ func printTable(w io.Writer, rs []Result) { fmt.Fprint(w, markdown(rs)) }
 
 func markdown(rs []Result) string {
 	var b strings.Builder
-	b.WriteString("| shape | mode | leg | rows | median ms | min ms | max ms | CPU ms | rows/s | MB/s | allocs/row | time vs tdsextract (median of pairs, min..max) | checksum |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	b.WriteString("| shape | mode | leg | rows | median ms | min ms | max ms | CPU ms | rows/s | ns/row | ns/cell | MB/s | allocs/row | B/row | time vs tdsextract (median of pairs, min..max) | checksum |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, r := range rs {
-		alloc := "-"
+		alloc, heap := "-", "-"
 		if r.AllocsPerRow != nil {
 			alloc = fmt.Sprintf("%.2f", *r.AllocsPerRow)
+			heap = fmt.Sprintf("%.0f", *r.BytesPerRow)
 		}
 		ratio := "1"
 		if r.RatioToTDSX != nil {
 			ratio = fmt.Sprintf("%.2f× (%.2f..%.2f)", r.RatioToTDSX.PairMed, r.RatioToTDSX.PairMin, r.RatioToTDSX.PairMax)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %s | %s | %s |\n",
-			r.Shape, r.Mode, r.Leg, r.Rows, r.MedianMs, r.MinMs, r.MaxMs, r.CPUMs, r.RowsPerS, r.MBPerS, alloc, ratio, r.Checksum)
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %.1f | %.0f | %s | %s | %s | %s |\n",
+			r.Shape, r.Mode, r.Leg, r.Rows, r.MedianMs, r.MinMs, r.MaxMs, r.CPUMs, r.RowsPerS, r.NsPerRow, r.NsPerCell, r.MBPerS,
+			alloc, heap, ratio, r.Checksum)
 	}
 	return b.String()
 }
