@@ -2,7 +2,10 @@ module github.com/tdsextract/tdsextract
 
 go 1.26.0
 
-require github.com/go-viper/mapstructure/v2 v2.5.0
+require (
+	github.com/go-viper/mapstructure/v2 v2.5.0
+	golang.org/x/sys v0.48.0
+)
 
 require (
 	github.com/VividCortex/ewma v1.2.0 // indirect
@@ -49,7 +52,6 @@ require (
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa // indirect
 	google.golang.org/grpc v1.83.2 // indirect

@@ -278,6 +278,9 @@ func (d *textDecoder) decode(dst, src []byte, final bool) int {
 	case textSBCS:
 		return d.sb.decode(dst, src)
 	case textUTF16:
+		if len(src) >= simdMinBytes && useSIMDUTF16 {
+			return d.decodeUTF16Long(dst, src, final)
+		}
 		return d.decodeUTF16(dst, src, final)
 	case textMBCS:
 		return d.decodeMBCS(dst, src, final)
@@ -447,8 +450,46 @@ func (d *textDecoder) decodeMBCS(dst, src []byte, final bool) int {
 	return n
 }
 
-// decodeUTF16 converts UTF-16LE to UTF-8: surrogate pairs combine (also when
-// split between parts), lone surrogates and a trailing odd byte become U+FFFD.
+// simdMinBytes is the shortest UTF-16 value decode hands to
+// decodeUTF16Long: below 32 code units the SIMD call costs more than it
+// saves (BenchmarkDecodeUTF16/labels).
+const simdMinBytes = 64
+
+// decodeUTF16Long is decodeUTF16 for long values on machines with the SIMD
+// block converter (utf16Blocks), which takes runs of characters below
+// U+0800 (ASCII, Latin, Greek, Cyrillic, Hebrew, Arabic) eight at a time,
+// 4 to 15 times faster than one at a time (BenchmarkDecodeUTF16). The block
+// a run stops at (a character at or above U+0800, a surrogate) and the
+// next go through decodeUTF16; after four blocks in a row the SIMD path
+// cannot take (CJK text), the rest of the value does too.
+func (d *textDecoder) decodeUTF16Long(dst, src []byte, final bool) int {
+	n := 0
+	if d.ncarry != 0 {
+		u := uint16(d.carry[0]) | uint16(src[0])<<8
+		d.ncarry = 0
+		src = src[1:]
+		n += d.unit(dst[n:], u)
+	}
+	i := 0
+	for fails := 0; d.hi == 0 && fails < 4 && len(src)-i >= 16; {
+		c, w := utf16Blocks(dst[n:], src[i:])
+		i += c
+		n += w
+		if c == 0 {
+			fails++
+		} else {
+			fails = 0
+		}
+		k := min(len(src)-i, 32) &^ 1
+		n += d.decodeUTF16(dst[n:], src[i:i+k], false)
+		i += k
+	}
+	return n + d.decodeUTF16(dst[n:], src[i:], final)
+}
+
+// decodeUTF16 converts UTF-16LE to UTF-8 one code unit at a time (four at a
+// time over ASCII): surrogate pairs combine (also when split between
+// parts), lone surrogates and a trailing odd byte become U+FFFD.
 func (d *textDecoder) decodeUTF16(dst, src []byte, final bool) int {
 	n := 0
 	if d.ncarry != 0 && len(src) > 0 {

@@ -3,6 +3,7 @@ package decode
 import (
 	"bytes"
 	"math/rand"
+	"strings"
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -97,17 +98,7 @@ func TestWireUTF16NoAllocAppend(t *testing.T) {
 // into parts at any byte (odd cuts included), and every BMP unit in each
 // lane of a block and in the tail.
 func TestDecodeUTF16Blocks(t *testing.T) {
-	ref := func(b []byte) string {
-		u := make([]uint16, len(b)/2)
-		for i := range u {
-			u[i] = uint16(b[2*i]) | uint16(b[2*i+1])<<8
-		}
-		s := string(utf16.Decode(u))
-		if len(b)%2 == 1 {
-			s += "\uFFFD"
-		}
-		return s
-	}
+	ref := utf16Ref
 	decodeParts := func(b []byte, cuts ...int) string {
 		td := &textDecoder{kind: textUTF16}
 		var out []byte
@@ -116,7 +107,7 @@ func TestDecodeUTF16Blocks(t *testing.T) {
 			part := b[prev:c]
 			prev = c
 			dst := make([]byte, td.maxOut(len(part)))
-			n := td.decodeUTF16(dst, part, k == len(cuts))
+			n := td.decode(dst, part, k == len(cuts))
 			out = append(out, dst[:n]...)
 		}
 		return string(out)
@@ -130,19 +121,31 @@ func TestDecodeUTF16Blocks(t *testing.T) {
 		func(r *rand.Rand) uint16 { return uint16(0xDC00 + r.Intn(0x400)) }, // low
 	}
 	r := rand.New(rand.NewSource(7))
-	for iter := 0; iter < 20000; iter++ {
+	for iter := 0; iter < 40000; iter++ {
 		n := r.Intn(41)
+		// Half the strings mostly mix ASCII and 2-byte characters, as
+		// European text does, so whole SIMD blocks occur; the others
+		// mix every class.
+		pick := func() int { return r.Intn(len(classes)) }
+		if iter%2 == 0 {
+			n = r.Intn(90)
+			pick = func() int {
+				if r.Intn(30) == 0 {
+					return r.Intn(len(classes))
+				}
+				return r.Intn(2)
+			}
+		}
 		var b []byte
 		for range n {
 			var u uint16
-			if r.Intn(8) == 0 {
+			if iter%2 == 1 && r.Intn(8) == 0 {
 				// A well-formed pair.
 				hi, lo := classes[4](r), classes[5](r)
 				b = append(b, byte(hi), byte(hi>>8), byte(lo), byte(lo>>8))
 				continue
 			}
-			// Runs of one class, as real text has.
-			u = classes[r.Intn(len(classes))](r)
+			u = classes[pick()](r)
 			b = append(b, byte(u), byte(u>>8))
 		}
 		if r.Intn(6) == 0 {
@@ -170,4 +173,180 @@ func TestDecodeUTF16Blocks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestUTF16Blocks checks the SIMD block converter on its own: it converts
+// exactly the leading whole blocks of units below U+0800, gives the same
+// bytes as unicode/utf16, and never writes past its destination.
+func TestUTF16Blocks(t *testing.T) {
+	if !useSIMDUTF16 {
+		t.Skip("no SIMD block converter on this machine")
+	}
+	r := rand.New(rand.NewSource(11))
+	for iter := 0; iter < 50000; iter++ {
+		n := r.Intn(70)
+		src := make([]byte, 0, 2*n)
+		for range n {
+			var u uint16
+			switch k := r.Intn(20); {
+			case k < 9:
+				u = uint16(r.Intn(0x80))
+			case k < 18:
+				u = uint16(0x80 + r.Intn(0x800-0x80))
+			case k < 19:
+				u = uint16(0x800 + r.Intn(0xF800))
+			default:
+				u = uint16([]int{0x7F, 0x80, 0x7FF, 0x800, 0xD800, 0xFFFF, 0}[r.Intn(7)])
+			}
+			src = append(src, byte(u), byte(u>>8))
+		}
+		dl := r.Intn(3*n + 8)
+		if r.Intn(2) == 0 {
+			dl = 3*n + 6
+		}
+		buf := make([]byte, dl+32)
+		for i := range buf {
+			buf[i] = 0xEE
+		}
+		c, w := utf16Blocks(buf[:dl], src)
+		for i := dl; i < len(buf); i++ {
+			if buf[i] != 0xEE {
+				t.Fatalf("% x (dst %d): wrote past the destination at %d", src, dl, i)
+			}
+		}
+		if c%16 != 0 || c > len(src) {
+			t.Fatalf("% x: consumed %d bytes", src, c)
+		}
+		for i := 0; i < c; i += 2 {
+			if u := uint16(src[i]) | uint16(src[i+1])<<8; u >= 0x800 {
+				t.Fatalf("% x: converted U+%04X", src, u)
+			}
+		}
+		if got, want := string(buf[:w]), utf16Ref(src[:c]); got != want {
+			t.Fatalf("% x: %q, want %q", src, got, want)
+		}
+		// It stops only for a lack of room or units, or at a block with a
+		// unit at or above U+0800.
+		left := min(len(src), dl) - c
+		if left >= 16 && 2*(c/2+8) <= dl {
+			stop := false
+			for i := c; i < c+16; i += 2 {
+				stop = stop || uint16(src[i])|uint16(src[i+1])<<8 >= 0x800
+			}
+			if !stop {
+				t.Fatalf("% x (dst %d): stopped at %d", src, dl, c)
+			}
+		}
+	}
+}
+
+// BenchmarkDecodeUTF16 converts UTF-16LE text to UTF-8 through the cell
+// path's decoder: short mixed-script labels (16,384 of them, too many for
+// the branch predictor to learn) and 64 documents of 2,048 code units in
+// one script each.
+//
+//	go test ./decode -run '^$' -bench DecodeUTF16 -benchtime 200x
+func BenchmarkDecodeUTF16(b *testing.B) {
+	enc := func(s string) []byte { return AppendUTF16LE(nil, s) }
+	words := []string{"carefully", "final", "deposits", "detect", "slyly", "regular", "accounts", "pending",
+		"requests", "ironic", "packages", "express", "quickly", "bold", "foxes", "even", "special"}
+	scripts := []string{"naïve café", "Straße", "Ελληνικά", "Привет, мир", "日本語テキスト", "中文字符", "한국어",
+		"עברית", "العربية", "emoji 😀🚀", "Ünïcödé", "Ñandú", "Œuvre €5", "ﬁligree", "𝄞 music"}
+	r := rand.New(rand.NewSource(3))
+	var labels [][]byte
+	for range 1 << 14 {
+		s := words[r.Intn(len(words))] + " " + scripts[r.Intn(len(scripts))]
+		if r.Intn(4) == 0 {
+			s = scripts[r.Intn(len(scripts))]
+		}
+		labels = append(labels, enc(s))
+	}
+	doc := func(alphabet []rune) [][]byte {
+		var docs [][]byte
+		for range 64 {
+			var s []rune
+			for len(s) < 2048 {
+				for range 3 + r.Intn(8) {
+					s = append(s, alphabet[r.Intn(len(alphabet))])
+				}
+				s = append(s, []rune(" , . ")[r.Intn(5)])
+			}
+			docs = append(docs, enc(string(s[:2048])))
+		}
+		return docs
+	}
+	span := func(lo, hi rune) []rune {
+		var a []rune
+		for c := lo; c <= hi; c++ {
+			a = append(a, c)
+		}
+		return a
+	}
+	sets := []struct {
+		name string
+		vals [][]byte
+	}{
+		{"labels", labels},
+		{"ascii-doc", doc(span('a', 'z'))},
+		{"latin1-doc", doc(append(span('a', 'z'), []rune("éèàçüöäß")...))},
+		{"cyrillic-doc", doc(span('а', 'я'))},
+		{"cjk-doc", doc(span('一', '丿'))},
+	}
+	for _, set := range sets {
+		b.Run(set.name, func(b *testing.B) {
+			td := &textDecoder{kind: textUTF16}
+			var dst []byte
+			total := 0
+			for _, v := range set.vals {
+				total += len(v)
+			}
+			b.SetBytes(int64(total))
+			for b.Loop() {
+				for _, v := range set.vals {
+					if n := td.maxOut(len(v)); cap(dst) < n {
+						dst = make([]byte, n)
+					}
+					td.decode(dst[:td.maxOut(len(v))], v, true)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(total/2), "ns/unit")
+		})
+	}
+}
+
+// FuzzDecodeUTF16 holds the UTF-16 decoder (SIMD blocks for long values
+// included) to unicode/utf16 on any bytes, whole and cut into two parts at
+// any byte.
+func FuzzDecodeUTF16(f *testing.F) {
+	for _, s := range []string{"", "naïve café Привет, мир 日本語 😀", strings.Repeat("Ελληνικά and ASCII ", 9), strings.Repeat("中文字符", 20)} {
+		f.Add(AppendUTF16LE(nil, s), uint16(len(s)/3))
+	}
+	f.Add([]byte{0x00, 0xD8, 0x41}, uint16(1))
+	f.Fuzz(func(t *testing.T, b []byte, cut uint16) {
+		want := utf16Ref(b)
+		c := int(cut) % (len(b) + 1)
+		td := &textDecoder{kind: textUTF16}
+		var out []byte
+		for k, part := range [][]byte{b[:c], b[c:]} {
+			dst := make([]byte, td.maxOut(len(part)))
+			out = append(out, dst[:td.decode(dst, part, k == 1)]...)
+		}
+		if string(out) != want {
+			t.Fatalf("% x cut at %d: %q, want %q", b, c, out, want)
+		}
+	})
+}
+
+// utf16Ref is what decoding UTF-16LE b must give: unicode/utf16's reading
+// (a lone surrogate is U+FFFD) and U+FFFD for a trailing odd byte.
+func utf16Ref(b []byte) string {
+	u := make([]uint16, len(b)/2)
+	for i := range u {
+		u[i] = uint16(b[2*i]) | uint16(b[2*i+1])<<8
+	}
+	s := string(utf16.Decode(u))
+	if len(b)%2 == 1 {
+		s += "\uFFFD"
+	}
+	return s
 }
