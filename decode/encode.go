@@ -958,7 +958,7 @@ func asDateTime(v any) (DateTime, bool) {
 
 func checkDateTime(ti *TypeInfo, dt DateTime) error {
 	if dt.Ticks < 0 || dt.Ticks >= TicksPerDay {
-		return encErr(ti, "time of day %d ticks outside 0..%d", dt.Ticks, TicksPerDay-1)
+		return encErr(ti, "time of day %d ticks outside 0..%d", dt.Ticks, int64(TicksPerDay-1))
 	}
 	if dt.Days < 0 || dt.Days > MaxDate {
 		return encErr(ti, "date %d outside 0001-01-01..9999-12-31", dt.Days)
@@ -993,7 +993,7 @@ func timeValue(ti *TypeInfo, v any) (int64, error) {
 		return 0, mismatch(ti, v)
 	}
 	if t < 0 || t >= TicksPerDay {
-		return 0, encErr(ti, "time of day %d ticks outside 0..%d", t, TicksPerDay-1)
+		return 0, encErr(ti, "time of day %d ticks outside 0..%d", t, int64(TicksPerDay-1))
 	}
 	return t, nil
 }

@@ -53,7 +53,7 @@ func TestCSVPostgresRoundTrip(t *testing.T) {
 	var wants []want
 	for i, v := range append(tricky, "x\x00y"[:1], strings.Repeat("long \"quoted\", ", 100_000)) {
 		r := []cell{i64(int64(i)), str(v), byts([]byte(v)), {Kind: 'b', B: i%2 == 0},
-			{Kind: 'd', Dec: dec(fmt.Sprintf("-%d.0123456789", 1234567890123456789+i))}, {Kind: 'm', I: math.MinInt64 + int64(i)},
+			{Kind: 'd', Dec: dec(fmt.Sprintf("-%d.0123456789", 1234567890123456789+int64(i)))}, {Kind: 'm', I: math.MinInt64 + int64(i)},
 			{Kind: 'D', I: int64(day) + int64(i)}, {Kind: 't', I: ticks - 7},
 			dtv(decode.DateTime{Days: day, Ticks: ticks + int64(i)}),
 			{Kind: 'o', DTO: decode.DateTimeOffset{UTC: decode.DateTime{Days: day, Ticks: ticks}, OffsetMin: int16(-330 + i)}},
@@ -133,7 +133,7 @@ func TestCSVPostgresRoundTrip(t *testing.T) {
 		if bo == nil || *bo != (i%2 == 0) {
 			t.Errorf("row %d bool", i)
 		}
-		check("d", d, fmt.Sprintf("-%d.0123456789", 1234567890123456789+i))
+		check("d", d, fmt.Sprintf("-%d.0123456789", 1234567890123456789+int64(i)))
 		check("m", m, fmt.Sprintf("%s", decode.AppendMoneyText(nil, math.MinInt64+int64(i))))
 		y, mo, dd := decode.CivilFromDate(day + int32(i))
 		check("dt", dt, fmt.Sprintf("%04d-%02d-%02d", y, mo, dd))

@@ -46,7 +46,7 @@ func TestParquetMemoryBound(t *testing.T) {
 	}
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	rss := ru.Maxrss << 10
+	rss := int64(ru.Maxrss) << 10
 	c := s.Config()
 	// (parallel+1) batches of ~1.125 × row_group_bytes, the compressed row
 	// groups in flight (≤ their size), page buffers, plus 96 MiB for the
