@@ -456,12 +456,12 @@ func (d *textDecoder) decodeMBCS(dst, src []byte, final bool) int {
 const simdMinBytes = 64
 
 // decodeUTF16Long is decodeUTF16 for long values on machines with the SIMD
-// block converter (utf16Blocks), which takes runs of characters below
-// U+0800 (ASCII, Latin, Greek, Cyrillic, Hebrew, Arabic) eight at a time,
-// 4 to 15 times faster than one at a time (BenchmarkDecodeUTF16). The block
-// a run stops at (a character at or above U+0800, a surrogate) and the
-// next go through decodeUTF16; after four blocks in a row the SIMD path
-// cannot take (CJK text), the rest of the value does too.
+// block converter (utf16Blocks), which takes eight code units at a time:
+// 4 times faster than one at a time over ASCII, 4 to 15 times over Latin,
+// Greek, Cyrillic or CJK text (BenchmarkDecodeUTF16). The block a run
+// stops at (one holding a surrogate: emoji, rare CJK) and the next go
+// through decodeUTF16; after four such blocks in a row the rest of the
+// value does too.
 func (d *textDecoder) decodeUTF16Long(dst, src []byte, final bool) int {
 	n := 0
 	if d.ncarry != 0 {

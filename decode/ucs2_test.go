@@ -176,27 +176,32 @@ func TestDecodeUTF16Blocks(t *testing.T) {
 }
 
 // TestUTF16Blocks checks the SIMD block converter on its own: it converts
-// exactly the leading whole blocks of units below U+0800, gives the same
-// bytes as unicode/utf16, and never writes past its destination.
+// exactly the leading whole blocks without surrogates, gives the same bytes
+// as unicode/utf16, and never writes past its destination.
 func TestUTF16Blocks(t *testing.T) {
 	if !useSIMDUTF16 {
 		t.Skip("no SIMD block converter on this machine")
 	}
 	r := rand.New(rand.NewSource(11))
-	for iter := 0; iter < 50000; iter++ {
+	for iter := 0; iter < 60000; iter++ {
 		n := r.Intn(70)
+		// Mostly ASCII and 2-byte units; a third of the strings also
+		// 3-byte ones, and now and then a surrogate or an edge value.
+		wide := iter%3 == 0
 		src := make([]byte, 0, 2*n)
 		for range n {
 			var u uint16
-			switch k := r.Intn(20); {
-			case k < 9:
+			switch k := r.Intn(40); {
+			case k < 16:
 				u = uint16(r.Intn(0x80))
-			case k < 18:
+			case k < 30 || !wide && k < 38:
 				u = uint16(0x80 + r.Intn(0x800-0x80))
-			case k < 19:
-				u = uint16(0x800 + r.Intn(0xF800))
+			case k < 38:
+				u = uint16(0x800 + r.Intn(0xD800-0x800))
+			case k < 39:
+				u = uint16(0xD800 + r.Intn(0x2800))
 			default:
-				u = uint16([]int{0x7F, 0x80, 0x7FF, 0x800, 0xD800, 0xFFFF, 0}[r.Intn(7)])
+				u = uint16([]int{0x7F, 0x80, 0x7FF, 0x800, 0xFFF, 0x1000, 0xD7FF, 0xD800, 0xDFFF, 0xE000, 0xFFFF, 0}[r.Intn(12)])
 			}
 			src = append(src, byte(u), byte(u>>8))
 		}
@@ -218,20 +223,19 @@ func TestUTF16Blocks(t *testing.T) {
 			t.Fatalf("% x: consumed %d bytes", src, c)
 		}
 		for i := 0; i < c; i += 2 {
-			if u := uint16(src[i]) | uint16(src[i+1])<<8; u >= 0x800 {
-				t.Fatalf("% x: converted U+%04X", src, u)
+			if u := uint16(src[i]) | uint16(src[i+1])<<8; u&0xF800 == 0xD800 {
+				t.Fatalf("% x: converted the surrogate %04X", src, u)
 			}
 		}
 		if got, want := string(buf[:w]), utf16Ref(src[:c]); got != want {
 			t.Fatalf("% x: %q, want %q", src, got, want)
 		}
-		// It stops only for a lack of room or units, or at a block with a
-		// unit at or above U+0800.
-		left := min(len(src), dl) - c
-		if left >= 16 && 2*(c/2+8) <= dl {
+		// It stops only for a lack of units or room, or at a block with a
+		// surrogate.
+		if units := min(len(src)/2, (dl-4)/3); c/2+8 <= units {
 			stop := false
 			for i := c; i < c+16; i += 2 {
-				stop = stop || uint16(src[i])|uint16(src[i+1])<<8 >= 0x800
+				stop = stop || (uint16(src[i])|uint16(src[i+1])<<8)&0xF800 == 0xD800
 			}
 			if !stop {
 				t.Fatalf("% x (dst %d): stopped at %d", src, dl, c)
