@@ -278,10 +278,7 @@ func (d *textDecoder) decode(dst, src []byte, final bool) int {
 	case textSBCS:
 		return d.sb.decode(dst, src)
 	case textUTF16:
-		if len(src) >= simdMinBytes && useSIMDUTF16 {
-			return d.decodeUTF16Long(dst, src, final)
-		}
-		return d.decodeUTF16(dst, src, final)
+		return d.utf16(dst, src, final)
 	case textMBCS:
 		return d.decodeMBCS(dst, src, final)
 	}
@@ -454,6 +451,15 @@ func (d *textDecoder) decodeMBCS(dst, src []byte, final bool) int {
 // decodeUTF16Long: below 32 code units the SIMD call costs more than it
 // saves (BenchmarkDecodeUTF16/labels).
 const simdMinBytes = 64
+
+// utf16 converts UTF-16LE to UTF-8 (decodeUTF16), through decodeUTF16Long
+// when src is long enough and the machine has the SIMD block converter.
+func (d *textDecoder) utf16(dst, src []byte, final bool) int {
+	if len(src) >= simdMinBytes && useSIMDUTF16 {
+		return d.decodeUTF16Long(dst, src, final)
+	}
+	return d.decodeUTF16(dst, src, final)
+}
 
 // decodeUTF16Long is decodeUTF16 for long values on machines with the SIMD
 // block converter (utf16Blocks), which takes eight code units at a time:

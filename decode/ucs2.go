@@ -81,7 +81,7 @@ func DecodeUTF16LE(b []byte) (string, error) {
 	if n := td.maxOut(len(b)); n > len(out) {
 		out = make([]byte, n)
 	}
-	return string(out[:td.decode(out, b, true)]), nil
+	return string(out[:td.utf16(out, b, true)]), nil
 }
 
 // truncUTF16 returns the longest prefix of s that needs at most max UTF-16

@@ -354,3 +354,18 @@ func utf16Ref(b []byte) string {
 	}
 	return s
 }
+
+// DecodeUTF16LE decodes names and other token strings: its decoder state
+// and buffer must stay on the stack whichever path (scalar or SIMD) the
+// text takes, leaving only the string itself.
+func TestDecodeUTF16LEAllocs(t *testing.T) {
+	for _, s := range []string{"c001_int", strings.Repeat("Привет, мир ", 6)} {
+		b := AppendUTF16LE(nil, s)
+		if len(b) > 160 {
+			t.Fatalf("%d bytes: no longer fits the stack buffer", len(b))
+		}
+		if n := testing.AllocsPerRun(100, func() { _, _ = DecodeUTF16LE(b) }); n > 1 {
+			t.Errorf("%d bytes: %v allocations, want 1 (the string)", len(b), n)
+		}
+	}
+}
