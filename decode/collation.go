@@ -272,7 +272,8 @@ func (d *textDecoder) maxOut(n int) int {
 
 // decode converts src and writes UTF-8 into dst, which must hold maxOut(len(src))
 // bytes. With final set it flushes an incomplete trailing character as U+FFFD.
-// It returns the bytes written.
+// It returns the bytes written, m; dst beyond m may have been used as
+// scratch (the SIMD UTF-16 path stores 16 bytes at a time).
 func (d *textDecoder) decode(dst, src []byte, final bool) int {
 	switch d.kind {
 	case textSBCS:
@@ -477,7 +478,15 @@ func (d *textDecoder) decodeUTF16Long(dst, src []byte, final bool) int {
 		n += d.unit(dst[n:], u)
 	}
 	i := 0
-	for fails := 0; d.hi == 0 && fails < 4 && len(src)-i >= 16; {
+	for fails := 0; fails < 4 && len(src)-i >= 16; {
+		if d.hi != 0 {
+			// A high surrogate is pending (the scalar chunk ended on
+			// one): its partner goes through the scalar decoder, then
+			// the blocks resume.
+			n += d.decodeUTF16(dst[n:], src[i:i+2], false)
+			i += 2
+			continue
+		}
 		c, w := utf16Blocks(dst[n:], src[i:])
 		i += c
 		n += w

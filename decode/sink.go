@@ -30,6 +30,7 @@ const (
 //	BeginValue(col, size)
 //	zero or more parts, each either
 //	    dst := Reserve(col, n); <decoder writes m <= n bytes into dst[:m]>; Commit(col, m)
+//	    (the rest of dst may have been overwritten: it is scratch until Commit)
 //	or, when Reserve returned nil,
 //	    Write(col, p)   // p is borrowed: valid only during the call
 //	EndValue(col)

@@ -295,6 +295,8 @@ func BenchmarkDecodeUTF16(b *testing.B) {
 		{"latin1-doc", doc(append(span('a', 'z'), []rune("éèàçüöäß")...))},
 		{"cyrillic-doc", doc(span('а', 'я'))},
 		{"cjk-doc", doc(span('一', '丿'))},
+		// An emoji (a surrogate pair) every 200 characters or so.
+		{"emoji-doc", doc(append([]rune(strings.Repeat(string(span('a', 'z')), 8)), '😀'))},
 	}
 	for _, set := range sets {
 		b.Run(set.name, func(b *testing.B) {
@@ -366,6 +368,27 @@ func TestDecodeUTF16LEAllocs(t *testing.T) {
 		}
 		if n := testing.AllocsPerRun(100, func() { _, _ = DecodeUTF16LE(b) }); n > 1 {
 			t.Errorf("%d bytes: %v allocations, want 1 (the string)", len(b), n)
+		}
+	}
+}
+
+// TestDecodeUTF16EveryLaneLong puts every BMP code unit in every lane of a
+// block of a value long enough for the SIMD path, among ASCII, Greek and
+// CJK neighbours in turn.
+func TestDecodeUTF16EveryLaneLong(t *testing.T) {
+	fills := []uint16{'a', 0x3A9, 0x4E2D}
+	td := &textDecoder{kind: textUTF16}
+	b := make([]byte, 2*40)
+	dst := make([]byte, td.maxOut(len(b)))
+	for u := 0; u < 0x10000; u++ {
+		fill := fills[u%3]
+		for i := 0; i < len(b); i += 2 {
+			b[i], b[i+1] = byte(fill), byte(fill>>8)
+		}
+		lane := 8 + u%8 // the second block
+		b[2*lane], b[2*lane+1] = byte(u), byte(u>>8)
+		if got, want := string(dst[:td.decode(dst, b, true)]), utf16Ref(b); got != want {
+			t.Fatalf("U+%04X in lane %d among U+%04X: %q, want %q", u, lane-8, fill, got, want)
 		}
 	}
 }

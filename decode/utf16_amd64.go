@@ -6,8 +6,8 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// useSIMDUTF16 enables utf16Block8 (PSHUFB is SSSE3; every x86-64 CPU
-// since 2006 has it, but GOAMD64=v1 does not promise it).
+// useSIMDUTF16 enables utf16Block8: PSHUFB is SSSE3, which GOAMD64=v1 does
+// not promise (AMD chips before 2011, K8 and K10, lack it).
 var useSIMDUTF16 = cpu.X86.HasSSSE3
 
 // u16Tab holds utf16Block8's shuffles. shuf2[m] compresses eight 16-bit
@@ -22,37 +22,40 @@ type u16Tables struct {
 	len3  [256]uint8    // offset 8448
 }
 
-var u16Tab u16Tables
+// u16Tab is built by its initializer, not by init, so that package-level
+// variables that decode text can never see it empty.
+var u16Tab = makeU16Tables()
 
-func init() {
+func makeU16Tables() (t u16Tables) {
 	for m := range 256 {
 		k := 0
 		for lane := range 8 {
-			u16Tab.shuf2[m][k] = byte(2 * lane)
+			t.shuf2[m][k] = byte(2 * lane)
 			k++
 			if m&(1<<lane) == 0 {
-				u16Tab.shuf2[m][k] = byte(2*lane + 1)
+				t.shuf2[m][k] = byte(2*lane + 1)
 				k++
 			}
 		}
 		for ; k < 16; k++ {
-			u16Tab.shuf2[m][k] = 0x80 // PSHUFB writes zero
+			t.shuf2[m][k] = 0x80 // PSHUFB writes zero
 		}
-		u16Tab.len2[m] = uint8(16 - bits.OnesCount8(uint8(m)))
+		t.len2[m] = uint8(16 - bits.OnesCount8(uint8(m)))
 
 		k = 0
 		for lane := range 4 {
 			n := 1 + m>>lane&1 + m>>(lane+4)&1
 			for b := range n {
-				u16Tab.shuf3[m][k] = byte(4*lane + b)
+				t.shuf3[m][k] = byte(4*lane + b)
 				k++
 			}
 		}
-		u16Tab.len3[m] = uint8(k)
+		t.len3[m] = uint8(k)
 		for ; k < 16; k++ {
-			u16Tab.shuf3[m][k] = 0x80
+			t.shuf3[m][k] = 0x80
 		}
 	}
+	return t
 }
 
 // utf16Block8 converts blocks of eight UTF-16LE code units without

@@ -66,8 +66,9 @@ TEXT ·utf16Block8(SB), NOSPLIT, $0-48
 	XORQ BX, BX                 // bytes written
 
 	// Constants. 16-bit lanes: X8 0xFF80, X9 0xF800, X10 0x003F,
-	// X11 0x80C0, X14 0xD800 (they serve 32-bit lanes of zero-extended
-	// units too); 32-bit lanes: X13 0x80C0, X15 0x8080E0; X12 zero.
+	// X11 0x80C0, X14 0xD800 (X8, X9 and X10 serve 32-bit lanes of
+	// zero-extended units too); 32-bit lanes: X13 0x80C0, X15 0x8080E0;
+	// X12 zero.
 	MOVQ       $0xFF80FF80FF80FF80, R11
 	MOVQ       R11, X8
 	PUNPCKLQDQ X8, X8
