@@ -406,28 +406,30 @@ func (s *sum) goTime(k colKind, x time.Time) {
 }
 
 // typedRow holds one row's scan targets for the go-mssqldb-typed leg: what
-// hand-written code that knows its schema scans into. Each column gets the
-// target that matches what go-mssqldb returns for its type, so database/sql
-// converts nothing: integers into sql.NullInt64, bit into NullBool, float
-// and real into NullFloat64, text into NullString (the driver's string,
-// assigned), date and time types into NullTime, and decimal, money, binary
-// and GUID bytes into sql.RawBytes (handed over without database/sql's
-// copy).
+// hand-written code that knows its schema scans into. Each column gets a
+// target for what go-mssqldb returns for its type: integers, bit, float
+// and real into the small scanners below (database/sql's NullInt64,
+// NullBool and NullFloat64 assign through convertAssign's reflection path,
+// which made a first version of this leg slower than scanning into
+// interface values), text into sql.NullString and date and time types into
+// sql.NullTime (both assigned without reflection), and decimal, money,
+// binary and GUID bytes into sql.RawBytes (handed over without database/sql's
+// copy; go-mssqldb returns non-nil slices for empty values, so nil is NULL).
 type typedRow struct {
 	kinds []colKind
 	dest  []any
 }
 
-func newTypedRow(cts []*sql.ColumnType) *typedRow {
-	r := &typedRow{kinds: kindsOf(cts), dest: make([]any, len(cts))}
+func newTypedRow(cts []*sql.ColumnType, kinds []colKind) *typedRow {
+	r := &typedRow{kinds: kinds, dest: make([]any, len(cts))}
 	for i, ct := range cts {
 		switch strings.ToUpper(ct.DatabaseTypeName()) {
 		case "TINYINT", "SMALLINT", "INT", "BIGINT":
-			r.dest[i] = new(sql.NullInt64)
+			r.dest[i] = new(scanInt)
 		case "BIT":
-			r.dest[i] = new(sql.NullBool)
+			r.dest[i] = new(scanBool)
 		case "REAL", "FLOAT":
-			r.dest[i] = new(sql.NullFloat64)
+			r.dest[i] = new(scanFloat)
 		case "DATE", "TIME", "DATETIME", "SMALLDATETIME", "DATETIME2", "DATETIMEOFFSET":
 			r.dest[i] = new(sql.NullTime)
 		case "DECIMAL", "NUMERIC", "MONEY", "SMALLMONEY", "BINARY", "VARBINARY", "IMAGE", "UNIQUEIDENTIFIER":
@@ -439,29 +441,63 @@ func newTypedRow(cts []*sql.ColumnType) *typedRow {
 	return r
 }
 
+// scanInt, scanBool and scanFloat take go-mssqldb's int64, bool and
+// float64 values as they are (sql.Scanner), or NULL.
+type (
+	scanInt struct {
+		v  int64
+		ok bool
+	}
+	scanBool struct {
+		v  bool
+		ok bool
+	}
+	scanFloat struct {
+		v  float64
+		ok bool
+	}
+)
+
+func (x *scanInt) Scan(src any) error   { return scanAs(src, &x.v, &x.ok) }
+func (x *scanBool) Scan(src any) error  { return scanAs(src, &x.v, &x.ok) }
+func (x *scanFloat) Scan(src any) error { return scanAs(src, &x.v, &x.ok) }
+
+func scanAs[T any](src any, v *T, ok *bool) error {
+	if src == nil {
+		*ok = false
+		return nil
+	}
+	t, isT := src.(T)
+	if !isT {
+		return fmt.Errorf("scanning %T into %T", src, *v)
+	}
+	*v, *ok = t, true
+	return nil
+}
+
 // hash hashes the scanned row as goValue would hash the same values.
 func (r *typedRow) hash(s *sum) error {
 	for i, d := range r.dest {
 		k := r.kinds[i]
 		switch x := d.(type) {
-		case *sql.NullInt64:
-			if !x.Valid {
+		case *scanInt:
+			if !x.ok {
 				s.null()
 				continue
 			}
-			s.int(x.Int64)
-		case *sql.NullBool:
-			if !x.Valid {
+			s.int(x.v)
+		case *scanBool:
+			if !x.ok {
 				s.null()
 				continue
 			}
-			s.int(b2i(x.Bool))
-		case *sql.NullFloat64:
-			if !x.Valid {
+			s.int(b2i(x.v))
+		case *scanFloat:
+			if !x.ok {
 				s.null()
 				continue
 			}
-			s.goFloat(k, x.Float64)
+			s.goFloat(k, x.v)
 		case *sql.NullTime:
 			if !x.Valid {
 				s.null()
@@ -482,6 +518,8 @@ func (r *typedRow) hash(s *sum) error {
 			if err := s.goBytes(k, *x); err != nil {
 				return err
 			}
+		default:
+			return fmt.Errorf("no hashing for scan target %T", d)
 		}
 	}
 	return nil

@@ -95,6 +95,10 @@ func TestChecksumDecimalForms(t *testing.T) {
 		{"0", 18, 0}, {"0.00", 15, 2}, {"-0.00", 15, 2}, {"100", 18, 0}, {"1.00", 15, 2}, {"0.50", 15, 2},
 		{"-12.3400", 19, 4}, {"1234567.89", 15, 2}, {"-999999999999999999.0000000000", 38, 10},
 		{"12345678901234567890.1234567890", 38, 10}, {"-0.0000000010", 38, 10}, {"18446744073709551615.0", 38, 1},
+		// A magnitude that needs all 64 bits of Lo with Hi zero, so the
+		// binary path takes it: 18446744073709551615 at scale 1, and a
+		// trailing zero to divide away from 2^64 - 6.
+		{"1844674407370955161.5", 20, 1}, {"-184467440737095516.10", 20, 2},
 	}
 	for _, c := range texts {
 		v, err := decode.DecimalFromString(c.s, c.prec, c.scal)
