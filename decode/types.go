@@ -116,6 +116,16 @@ type TypeInfo struct {
 	XMLCollection   string
 }
 
+// IsBinary reports whether values of this type are bytes (binary,
+// varbinary, image, CLR UDT) rather than text or numbers.
+func (t *TypeInfo) IsBinary() bool {
+	switch t.Type {
+	case TypeBigVarBinary, TypeBigBinary, TypeBinary, TypeVarBinary, TypeImage, TypeUDT:
+		return true
+	}
+	return false
+}
+
 // IsPLP reports whether values of this type are sent as PLP (2.2.5.2.3).
 func (t *TypeInfo) IsPLP() bool {
 	switch t.Type {

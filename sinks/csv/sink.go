@@ -406,7 +406,7 @@ func (s *Sink) Variant(col int, ti *decode.TypeInfo) {
 
 func valueKind(ti *decode.TypeInfo) uint8 {
 	switch {
-	case sinkbase.IsBinary(ti.Type):
+	case ti.IsBinary():
 		return vBinary
 	case ti.Type == decode.TypeVector:
 		return vVector

@@ -622,7 +622,7 @@ func (s *Sink) EndValue(col int) {
 			return
 		}
 	case kVariant:
-		if s.variant && sinkbase.IsBinary(s.vti.Type) {
+		if s.variant && s.vti.IsBinary() {
 			c.arena = sinkbase.AppendHexInPlace(c.arena, s.vstart)
 			s.fill.bytes += int64(n)
 		}

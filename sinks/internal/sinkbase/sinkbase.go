@@ -53,17 +53,6 @@ func DateTimeScale(ti *decode.TypeInfo) uint8 {
 	return ti.Scale
 }
 
-// IsBinary reports whether values of type t are bytes (binary, varbinary,
-// image, CLR UDT) rather than text.
-func IsBinary(t byte) bool {
-	switch t {
-	case decode.TypeBigVarBinary, decode.TypeBigBinary, decode.TypeBinary, decode.TypeVarBinary,
-		decode.TypeImage, decode.TypeUDT:
-		return true
-	}
-	return false
-}
-
 const hexDigits = "0123456789abcdef"
 
 // AppendHexInPlace replaces b[from:] by its lower-case hex, expanding in
