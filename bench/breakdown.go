@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 )
@@ -76,15 +74,9 @@ const rowsOnly = "rows only"
 func breakdownLegs(connect func() (*engine.Conn, error), query string) []leg {
 	mk := func(name string, skip bool) leg {
 		return leg{name: name, rowsOnly: true, run: func() (sample, error) {
-			c, err := connect()
-			if err != nil {
-				return sample{}, err
-			}
-			defer c.Close()
 			s := &discardSink{skip: skip}
-			w := startWatch()
-			_, err = c.Query(context.Background(), engine.Query{SQL: query}, s)
-			return w.stop().of(s.rows, rowsOnly), err
+			smp, err := timedQuery(connect, query, s)
+			return smp.of(s.rows, rowsOnly), err
 		}}
 	}
 	return []leg{mk("tdsextract-walk", true), mk("tdsextract-discard", false)}

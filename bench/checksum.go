@@ -174,8 +174,7 @@ func (s *sumSink) Columns(cols []decode.Column, modes []decode.Mode) error {
 		t := cols[i].Type.Type
 		s.rounds = append(s.rounds, t == decode.TypeDateTime || t == decode.TypeDateTim4 || t == decode.TypeDateTimeN)
 		k := byte(0x04)
-		switch t {
-		case decode.TypeBigVarBinary, decode.TypeBigBinary, decode.TypeImage, decode.TypeBinary, decode.TypeVarBinary, decode.TypeUDT:
+		if cols[i].Type.IsBinary() {
 			k = 0x05
 		}
 		s.kind = append(s.kind, k)
@@ -280,8 +279,13 @@ func b2i(v bool) int64 {
 
 type colKind uint8
 
+// Column kinds, from the type name database/sql reports: what the go-mssqldb
+// legs need to hash a value (and, for the typed leg, to pick its target).
 const (
-	kOther colKind = iota
+	kText colKind = iota // char, varchar, nchar, nvarchar, text, ntext, xml, ...
+	kInt                 // tinyint, smallint, int, bigint
+	kBit
+	kFloat
 	kGUID
 	kDecimal
 	kDateTimeMs
@@ -297,6 +301,12 @@ func kindsOf(cts []*sql.ColumnType) []colKind {
 	ks := make([]colKind, len(cts))
 	for i, ct := range cts {
 		switch strings.ToUpper(ct.DatabaseTypeName()) {
+		case "TINYINT", "SMALLINT", "INT", "BIGINT":
+			ks[i] = kInt
+		case "BIT":
+			ks[i] = kBit
+		case "FLOAT":
+			ks[i] = kFloat
 		case "UNIQUEIDENTIFIER":
 			ks[i] = kGUID
 		case "DECIMAL", "NUMERIC", "MONEY", "SMALLMONEY":
@@ -420,19 +430,19 @@ type typedRow struct {
 	dest  []any
 }
 
-func newTypedRow(cts []*sql.ColumnType, kinds []colKind) *typedRow {
-	r := &typedRow{kinds: kinds, dest: make([]any, len(cts))}
-	for i, ct := range cts {
-		switch strings.ToUpper(ct.DatabaseTypeName()) {
-		case "TINYINT", "SMALLINT", "INT", "BIGINT":
+func newTypedRow(kinds []colKind) *typedRow {
+	r := &typedRow{kinds: kinds, dest: make([]any, len(kinds))}
+	for i, k := range kinds {
+		switch k {
+		case kInt:
 			r.dest[i] = new(scanInt)
-		case "BIT":
+		case kBit:
 			r.dest[i] = new(scanBool)
-		case "REAL", "FLOAT":
+		case kFloat, kReal:
 			r.dest[i] = new(scanFloat)
-		case "DATE", "TIME", "DATETIME", "SMALLDATETIME", "DATETIME2", "DATETIMEOFFSET":
+		case kDate, kTime, kDateTimeMs, kDateTime, kDTO:
 			r.dest[i] = new(sql.NullTime)
-		case "DECIMAL", "NUMERIC", "MONEY", "SMALLMONEY", "BINARY", "VARBINARY", "IMAGE", "UNIQUEIDENTIFIER":
+		case kDecimal, kBinary, kGUID:
 			r.dest[i] = new(sql.RawBytes)
 		default:
 			r.dest[i] = new(sql.NullString)

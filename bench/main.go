@@ -229,7 +229,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 				return err
 			}
 			defer db.Close()
-			_, _, _, err = scanAll(ctx, db, query, false)
+			_, _, err = scanAll(ctx, db, query, false)
 			return err
 		})
 		if err != nil {
@@ -432,10 +432,8 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 	// Checksum parity between the Go legs (and freebcp's text checksum
 	// against tdsextract's text pass).
 	for i, l := range legs {
-		if strings.HasPrefix(l.name, "tdsextract") && (res[i].sum != res[0].sum && !l.rowsOnly || res[i].rows != res[0].rows) {
-			return nil, fmt.Errorf("CHECKSUM MISMATCH: %s %s (%d rows) vs tdsextract %s (%d rows)", l.name, res[i].sum, res[i].rows, res[0].sum, res[0].rows)
-		}
-		if strings.HasPrefix(l.name, "go-mssqldb") && (res[i].sum != res[0].sum || res[i].rows != res[0].rows) {
+		goLeg := strings.HasPrefix(l.name, "tdsextract") || strings.HasPrefix(l.name, "go-mssqldb")
+		if goLeg && (res[i].sum != res[0].sum && !l.rowsOnly || res[i].rows != res[0].rows) {
 			return nil, fmt.Errorf("CHECKSUM MISMATCH: %s %s (%d rows) vs tdsextract %s (%d rows)", l.name, res[i].sum, res[i].rows, res[0].sum, res[0].rows)
 		}
 		if l.name == "freebcp" && (res[i].sum != wantText || res[i].rows != res[0].rows) {
@@ -496,7 +494,7 @@ func mssqlLeg(name string, connector func() (*mssql.Connector, error), query str
 		}
 		defer sc.Close()
 		w := startWatch()
-		n, crc, _, err := scanAll(ctx, sc, query, typed)
+		n, crc, err := scanAll(ctx, sc, query, typed)
 		return w.stop().of(n, fmt.Sprintf("%016x", crc)), err
 	}}
 }
@@ -517,18 +515,25 @@ func tdsxQuery(addr, query string, sink decode.CellSink) error {
 // over a session from connect (connected untimed).
 func tdsxLeg(name string, connect func() (*engine.Conn, error), query string) leg {
 	return leg{name: name, run: func() (sample, error) {
-		c, err := connect()
-		if err != nil {
-			return sample{}, err
-		}
-		defer c.Close()
 		s := &sumSink{}
-		w := startWatch()
-		_, err = c.Query(context.Background(), engine.Query{SQL: query}, s)
-		smp := w.stop().of(s.rows, fmt.Sprintf("%016x", s.total))
+		smp, err := timedQuery(connect, query, s)
+		smp = smp.of(s.rows, fmt.Sprintf("%016x", s.total))
 		smp.cols = len(s.kind)
 		return smp, err
 	}}
+}
+
+// timedQuery runs query into sink over a session from connect, timing the
+// query alone (connecting and closing are untimed).
+func timedQuery(connect func() (*engine.Conn, error), query string, sink decode.CellSink) (sample, error) {
+	c, err := connect()
+	if err != nil {
+		return sample{}, err
+	}
+	defer c.Close()
+	w := startWatch()
+	_, err = c.Query(context.Background(), engine.Query{SQL: query}, sink)
+	return w.stop(), err
 }
 
 // sample is one timed repetition of a leg.
@@ -587,21 +592,21 @@ func (w watch) stop() sample {
 // hand-written code for a known schema does, the go-mssqldb-typed leg).
 func scanAll(ctx context.Context, db interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, query string, typed bool) (int64, uint64, int, error) {
+}, query string, typed bool) (int64, uint64, error) {
 	rows, err := db.QueryContext(ctx, query)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, err
 	}
 	defer rows.Close()
 	cts, err := rows.ColumnTypes()
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, err
 	}
 	kinds := kindsOf(cts)
 	var vals, ptrs []any
 	var tr *typedRow
 	if typed {
-		tr = newTypedRow(cts, kinds)
+		tr = newTypedRow(kinds)
 		ptrs = tr.dest
 	} else {
 		vals = make([]any, len(cts))
@@ -614,23 +619,23 @@ func scanAll(ctx context.Context, db interface {
 	var n int64
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return n, 0, 0, err
+			return n, 0, err
 		}
 		if typed {
 			if err := tr.hash(&s); err != nil {
-				return n, 0, 0, err
+				return n, 0, err
 			}
 		} else {
 			for i, v := range vals {
 				if err := s.goValue(kinds[i], v); err != nil {
-					return n, 0, 0, fmt.Errorf("column %s: %w", cts[i].Name(), err)
+					return n, 0, fmt.Errorf("column %s: %w", cts[i].Name(), err)
 				}
 			}
 		}
 		s.row()
 		n++
 	}
-	return n, s.total, len(cts), rows.Err()
+	return n, s.total, rows.Err()
 }
 
 // rawServer serves reply to every connection after one byte is received.
