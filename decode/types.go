@@ -126,6 +126,25 @@ func (t *TypeInfo) IsBinary() bool {
 	return false
 }
 
+// DateTimeScale is the number of fractional second digits a date/time
+// value of this type is shown with, as SQL Server shows it: 3 for datetime,
+// 0 for smalldatetime, the declared scale otherwise (datetime2, time,
+// datetimeoffset).
+func (t *TypeInfo) DateTimeScale() uint8 {
+	switch t.Type {
+	case TypeDateTime:
+		return 3
+	case TypeDateTim4:
+		return 0
+	case TypeDateTimeN:
+		if t.Size == 4 {
+			return 0
+		}
+		return 3
+	}
+	return t.Scale
+}
+
 // IsPLP reports whether values of this type are sent as PLP (2.2.5.2.3).
 func (t *TypeInfo) IsPLP() bool {
 	switch t.Type {

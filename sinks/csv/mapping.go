@@ -5,7 +5,6 @@ import (
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
-	"github.com/tdsextract/tdsextract/sinks/internal/sinkbase"
 )
 
 // Mapping describes the text each column becomes (DESIGN.md §7). CSV keeps
@@ -39,7 +38,7 @@ func (s *Sink) target(ti *decode.TypeInfo) string {
 	case decode.TypeTimeN:
 		return fmt.Sprintf("time hh:mm:ss with %d fractional digits", ti.Scale)
 	case decode.TypeDateTime, decode.TypeDateTim4, decode.TypeDateTimeN, decode.TypeDateTime2N:
-		return fmt.Sprintf("timestamp YYYY-MM-DD hh:mm:ss with %d fractional digits", sinkbase.DateTimeScale(ti))
+		return fmt.Sprintf("timestamp YYYY-MM-DD hh:mm:ss with %d fractional digits", ti.DateTimeScale())
 	case decode.TypeDateTimeOffset:
 		return fmt.Sprintf("timestamp with %d fractional digits and its original offset", ti.Scale)
 	case decode.TypeGUID:

@@ -14,7 +14,6 @@ import (
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
-	"github.com/tdsextract/tdsextract/sinks/internal/sinkbase"
 )
 
 // streamTable sends rows [0, rows) of tb through the real decoder into sink.
@@ -45,7 +44,7 @@ func textOf(ti *decode.TypeInfo, v any, pg bool) string {
 	case decode.Time:
 		return string(decode.AppendTimeText(nil, int64(x), ti.Scale))
 	case decode.DateTime:
-		return string(decode.AppendDateTimeText(nil, x, sinkbase.DateTimeScale(ti)))
+		return string(decode.AppendDateTimeText(nil, x, ti.DateTimeScale()))
 	case decode.DateTimeOffset:
 		return string(decode.AppendDateTimeOffsetText(nil, x, ti.Scale))
 	case decode.GUID:

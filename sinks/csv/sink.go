@@ -82,8 +82,8 @@ type Sink struct {
 	vkind  uint8
 	stream bool // the current value is being streamed (already quoted)
 
-	variant bool // a Variant call announced the next value's base type
-	vti     decode.TypeInfo
+	variant bool   // a Variant call announced the next value's base type
+	vfmt    colFmt // and how to format it
 
 	rows, fileRows, fileBytes int64
 	bytesOut                  int64
@@ -98,7 +98,7 @@ type colFmt struct {
 }
 
 func newColFmt(ti *decode.TypeInfo) colFmt {
-	return colFmt{kind: valueKind(ti), scale: sinkbase.DateTimeScale(ti)}
+	return colFmt{kind: valueKind(ti), scale: ti.DateTimeScale()}
 }
 
 // New returns a CSV sink for a validated config.
@@ -292,8 +292,8 @@ func sameNames(a, b []decode.Column) bool {
 // format returns how to format the value about to arrive for col: by the
 // base type announced by Variant, or by the column's type.
 func (s *Sink) format(col int) colFmt {
-	if s.variant || col >= len(s.fmts) {
-		return newColFmt(&s.vti)
+	if s.variant {
+		return s.vfmt
 	}
 	return s.fmts[col]
 }
@@ -400,7 +400,7 @@ func (s *Sink) GUID(col int, v decode.GUID) {
 // the value itself is written as its base type's text.
 func (s *Sink) Variant(col int, ti *decode.TypeInfo) {
 	s.field(col)
-	s.vti = *ti
+	s.vfmt = newColFmt(ti)
 	s.variant = true
 }
 

@@ -30,9 +30,8 @@ func i64(v int64) cell           { return cell{Kind: 'i', I: v} }
 func vecv(v ...float32) cell     { return cell{Kind: 'v', Vec: v} }
 func dtv(d decode.DateTime) cell { return cell{Kind: 'T', DT: d} }
 
-// drive delivers c to s for column col as the decoder would; parts > 0
-// splits variable-length values into several Reserve/Commit (or Write) parts.
-func drive(s decode.CellSink, col int, c *cell, parts int) { sinktest.Drive(s, col, c, parts) }
+// drive delivers c to s for column col as the decoder would (sinktest.Drive).
+var drive = sinktest.Drive
 
 func col(name string, ti decode.TypeInfo) decode.Column {
 	return decode.Column{Name: name, Flags: decode.ColFlagNullable, Type: ti}

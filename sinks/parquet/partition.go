@@ -395,7 +395,7 @@ func (s *Sink) flushPartition(p *partition, finish bool) {
 	pt := s.part
 	c := p.sink
 	if b := c.fill; b != nil {
-		pt.buffered -= b.bytes + b.rows*c.fixedBytes
+		pt.buffered -= c.buffered()
 		if b.rows > 0 && len(c.free) == 0 {
 			// the next fill batch: a pooled one or an empty one that grows
 			// with its partition (handoff would pre-size it like this one)
@@ -487,8 +487,7 @@ func (pt *partitioner) largest() *partition {
 	var best *partition
 	var most int64
 	for p := pt.head; p != nil; p = p.next {
-		b := p.sink.fill
-		if n := b.bytes + b.rows*p.sink.fixedBytes; b.rows > 0 && n > most {
+		if n := p.sink.buffered(); p.sink.fill.rows > 0 && n > most {
 			best, most = p, n
 		}
 	}

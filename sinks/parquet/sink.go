@@ -104,8 +104,9 @@ type Sink struct {
 	rows, bytesOut int64
 	groups         int64 // row groups handed to encoders
 
-	variant bool
-	vti     decode.TypeInfo
+	variant bool  // a Variant call announced the next value's base type:
+	vscale  uint8 // its fractional second digits (DateTimeScale)
+	vbin    bool  // whether it carries bytes
 	vnames  map[variantKey]string
 	vstart  int
 
@@ -424,7 +425,7 @@ func (s *Sink) Time(col int, ticks int64) {
 		}
 		s.fixed(col, uint64(us))
 	case kVariant:
-		s.variantText(col, decode.AppendTimeText(s.variantBuf(col), ticks, s.vti.Scale))
+		s.variantText(col, decode.AppendTimeText(s.variantBuf(col), ticks, s.vscale))
 	default:
 		s.mismatch(col, "time")
 	}
@@ -473,7 +474,7 @@ func (s *Sink) DateTime(col int, v decode.DateTime) {
 	case kTSMillis:
 		s.timestamp(col, c, v, false, false)
 	case kVariant:
-		s.variantText(col, decode.AppendDateTimeText(s.variantBuf(col), v, sinkbase.DateTimeScale(&s.vti)))
+		s.variantText(col, decode.AppendDateTimeText(s.variantBuf(col), v, s.vscale))
 	default:
 		s.mismatch(col, "datetime")
 	}
@@ -490,7 +491,7 @@ func (s *Sink) DateTimeOffset(col int, v decode.DateTimeOffset) {
 	case kDTOMicros:
 		ok = s.timestamp(col, c, v.UTC, false, true)
 	case kVariant:
-		s.variantText(col, decode.AppendDateTimeOffsetText(s.variantBuf(col), v, s.vti.Scale))
+		s.variantText(col, decode.AppendDateTimeOffsetText(s.variantBuf(col), v, s.vscale))
 		return
 	default:
 		s.mismatch(col, "datetimeoffset")
@@ -519,7 +520,7 @@ func (s *Sink) GUID(col int, v decode.GUID) {
 // Variant announces the base type of a sql_variant value, which is stored
 // as the text of that value.
 func (s *Sink) Variant(col int, ti *decode.TypeInfo) {
-	s.vti = *ti
+	s.vscale, s.vbin = ti.DateTimeScale(), ti.IsBinary()
 	s.variant = true
 	c := &s.fill.cols[col]
 	if c.vtype {
@@ -622,7 +623,7 @@ func (s *Sink) EndValue(col int) {
 			return
 		}
 	case kVariant:
-		if s.variant && s.vti.IsBinary() {
+		if s.variant && s.vbin {
 			c.arena = sinkbase.AppendHexInPlace(c.arena, s.vstart)
 			s.fill.bytes += int64(n)
 		}
@@ -653,14 +654,17 @@ func (s *Sink) EndRow() error {
 	return s.err
 }
 
+// buffered is the size of the fill batch: its arena values and the
+// fixed-width parts of its rows.
+func (s *Sink) buffered() int64 { return s.fill.bytes + s.fill.rows*s.fixedBytes }
+
 // full reports, after a row was added to the fill batch, whether the batch
 // is a complete row group (by row_group_bytes or row_group_rows, or because
 // the file is full) and whether the file is full (max_rows).
 func (s *Sink) full() (group, file bool) {
-	b := s.fill
 	file = s.cfg.MaxRows > 0 && s.fileRows >= s.cfg.MaxRows
-	group = file || b.bytes+b.rows*s.fixedBytes >= s.cfg.RowGroupBytes ||
-		(s.cfg.RowGroupRows > 0 && b.rows >= s.cfg.RowGroupRows)
+	group = file || s.buffered() >= s.cfg.RowGroupBytes ||
+		(s.cfg.RowGroupRows > 0 && s.fill.rows >= s.cfg.RowGroupRows)
 	return group, file
 }
 

@@ -1,12 +1,11 @@
 // Package sinkbase holds what the file sinks (csv, parquet) share besides
 // their output files (package outfile): registration with the engine and
-// the rules both apply to the values they receive.
+// in-place hex for binary values.
 package sinkbase
 
 import (
 	"slices"
 
-	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 )
 
@@ -32,25 +31,6 @@ func Register[C any, S engine.Sink](name, description string, parse func(map[str
 			return err
 		},
 	})
-}
-
-// DateTimeScale is the number of fractional second digits a date/time
-// value of type ti is shown with, as SQL Server shows it: 3 for datetime,
-// 0 for smalldatetime, the declared scale otherwise (datetime2, time,
-// datetimeoffset).
-func DateTimeScale(ti *decode.TypeInfo) uint8 {
-	switch ti.Type {
-	case decode.TypeDateTime:
-		return 3
-	case decode.TypeDateTim4:
-		return 0
-	case decode.TypeDateTimeN:
-		if ti.Size == 4 {
-			return 0
-		}
-		return 3
-	}
-	return ti.Scale
 }
 
 const hexDigits = "0123456789abcdef"
