@@ -108,7 +108,7 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	if c.ra != nil {
-		_ = c.ra.Close()
+		c.ra.stop()
 	}
 	err := c.raw.Close()
 	if errors.Is(err, net.ErrClosed) {
@@ -123,7 +123,7 @@ func (c *Conn) fail(err error) error {
 		c.broken = fmt.Errorf("%w: %w", ErrConnBroken, err)
 	}
 	if c.ra != nil {
-		_ = c.ra.Close()
+		c.ra.stop()
 	}
 	if c.raw != nil {
 		_ = c.raw.Close()

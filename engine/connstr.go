@@ -536,20 +536,28 @@ func setKey(cfg *Config, key, val string, ado bool) error {
 	return nil
 }
 
-// parseReadAhead reads the readAhead key: off (or false, no, 0), on (the
-// default ring), or a number of 256 KiB chunks.
+// parseReadAhead reads the readAhead key: a boolean word (parseBool; an
+// empty value is the default ring, on), or a number of 256 KiB chunks (0
+// is off).
 func parseReadAhead(s string) (int, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "off", "false", "no", "0":
-		return -1, nil
-	case "on", "true", "yes", "":
+	t := strings.TrimSpace(s)
+	if t == "" {
 		return 0, nil
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 1 || n > maxReadAheadChunks {
+	if n, err := strconv.Atoi(t); err == nil && n >= 0 && n <= maxReadAheadChunks {
+		if n == 0 {
+			return -1, nil
+		}
+		return n, nil
+	}
+	on, err := parseBool(t)
+	if err != nil {
 		return 0, fmt.Errorf("want off, on or 1..%d chunks of 256 KiB, got %q", maxReadAheadChunks, s)
 	}
-	return n, nil
+	if on {
+		return 0, nil
+	}
+	return -1, nil
 }
 
 func parseBool(s string) (bool, error) {

@@ -68,6 +68,9 @@ func TestConnStringADO(t *testing.T) {
 		{"Server=host;Read Ahead=off", Config{Host: "host", ReadAhead: -1}},
 		{"Server=host;ReadAhead=16", Config{Host: "host", ReadAhead: 16}},
 		{"Server=host;readahead=on", Config{Host: "host"}},
+		{"Server=host;ReadAhead=0", Config{Host: "host", ReadAhead: -1}},
+		{"Server=host;ReadAhead=no", Config{Host: "host", ReadAhead: -1}},
+		{"Server=host;ReadAhead=", Config{Host: "host"}},
 		{`Server=host;User ID=u;Password="semi;colon ""quoted"" @:#";Encrypt=strict`,
 			Config{Host: "host", User: "u", Password: `semi;colon "quoted" @:#`, Encrypt: EncryptStrict}},
 		{`Server=host;User ID=u;Password='it''s; fine'`,
@@ -115,6 +118,7 @@ func TestConnStringErrors(t *testing.T) {
 		"Server=host;Packet Size=100",        // out of range
 		"Server=host;Read Ahead=65",          // more than 16 MiB
 		"Server=host;Read Ahead=lots",
+		"Server=host;Read Ahead=-2",
 		"Server=np:host",                                // named pipes
 		"Server=host,99999",                             // port
 		"Server=host;Password=a;PasswordEnv=B",          // two password sources

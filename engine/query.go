@@ -31,8 +31,10 @@ type Query struct {
 	OnProgress func(rows int64)
 }
 
-// ProgressRows is how often (in rows) Query.OnProgress is called.
-const ProgressRows = 8192
+// ProgressRows is how often (in rows) Query.OnProgress is called: 8192, a
+// multiple of cancelPollRows by construction, since the read loop checks
+// it only when it polls for cancellation.
+const ProgressRows = 128 * cancelPollRows
 
 // Param is one sp_executesql parameter. Value is a Go value (nil, bool,
 // integers, float32/64, string, []byte, time.Time) or one of decode's value

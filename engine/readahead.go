@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"crypto/tls"
 	"net"
 	"os"
 	"sync"
@@ -31,6 +32,11 @@ const (
 	readAheadChunk         = 256 << 10
 	defaultReadAheadChunks = 4
 	maxReadAheadChunks     = 64 // 16 MiB
+	// A *tls.Conn's Read returns at most one record, 16 KiB of plaintext,
+	// so 256 KiB chunks would each hold one record over TLS: the ring
+	// is made of record-sized chunks there, sixteen for each 256 KiB
+	// chunk, so that it holds the bytes it is configured for.
+	tlsRecordPlaintext = 16 << 10
 )
 
 type readAheadConn struct {
@@ -53,8 +59,14 @@ type readAheadConn struct {
 	closeMu  sync.Once
 }
 
-// newReadAheadConn starts reading conn ahead with n chunks.
+// newReadAheadConn starts reading conn ahead with n chunks of 256 KiB (or
+// the same bytes in TLS-record-sized chunks).
 func newReadAheadConn(conn net.Conn, n int, b *budget) *readAheadConn {
+	size := readAheadChunk
+	if _, ok := conn.(*tls.Conn); ok {
+		size = tlsRecordPlaintext
+		n *= readAheadChunk / tlsRecordPlaintext
+	}
 	r := &readAheadConn{
 		Conn:   conn,
 		full:   make(chan []byte, n),
@@ -64,7 +76,7 @@ func newReadAheadConn(conn net.Conn, n int, b *budget) *readAheadConn {
 		b:      b,
 	}
 	for range n {
-		r.free <- make([]byte, readAheadChunk)
+		r.free <- make([]byte, size)
 	}
 	go r.readLoop()
 	return r
@@ -129,12 +141,10 @@ func (r *readAheadConn) Read(p []byte) (int, error) {
 // wait blocks for the next chunk under the read deadline and charges the
 // budget for the time waited.
 func (r *readAheadConn) wait() ([]byte, bool, error) {
-	start := time.Now()
-	defer func() {
-		if !r.b.none {
-			r.b.charge(time.Since(start))
-		}
-	}()
+	if !r.b.none {
+		start := time.Now()
+		defer func() { r.b.charge(time.Since(start)) }()
+	}
 	for {
 		r.mu.Lock()
 		dl := r.deadline
@@ -194,6 +204,13 @@ func (r *readAheadConn) SetDeadline(t time.Time) error {
 }
 
 func (r *readAheadConn) Close() error {
-	r.closeMu.Do(func() { close(r.closed) })
+	r.stop()
 	return r.Conn.Close()
 }
+
+// stop ends the reader goroutine without closing the transport: once it is
+// waiting for a free chunk at once, else when the caller closes the socket
+// under its Read. A session stops its reader and closes the raw socket
+// (Conn.Close): closing a TLS transport would first send close_notify, a
+// write of its own, on a session that may be broken.
+func (r *readAheadConn) stop() { r.closeMu.Do(func() { close(r.closed) }) }

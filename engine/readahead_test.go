@@ -210,3 +210,16 @@ func TestReadAheadEndsWithSession(t *testing.T) {
 		t.Fatalf("%d goroutines after closing, %d before", n, base)
 	}
 }
+
+// Over TLS a Read returns one record at most, so the ring is made of
+// record-sized chunks holding the bytes configured: 4 × 256 KiB by default.
+func TestReadAheadTLSChunks(t *testing.T) {
+	_, cfg := startServer(t, nil)
+	c := mustConnect(t, cfg)
+	if !c.Info().Encrypted {
+		t.Skip("the test server did not encrypt")
+	}
+	if got, want := cap(c.ra.full)*tlsRecordPlaintext, defaultReadAheadChunks*readAheadChunk; got != want {
+		t.Fatalf("TLS ring holds %d bytes, want %d", got, want)
+	}
+}
