@@ -637,8 +637,12 @@ func (s *Session) newScanSource(sc *scope, t *sampledb.Table, items []outItem, r
 	if direct && where == nil && !desc {
 		return &fastSource{t: t, cols: proj, ranges: limitRanges(ranges, top)}
 	}
+	// Row by row, the table encodes the row itself only with its
+	// pre-encoded generators (Fast); any other table would rebuild the row
+	// per call, which the projection below does from the row already
+	// built for WHERE.
 	ss := &scanSource{
-		sc: sc, t: t, ranges: ranges, desc: desc, where: where, items: items, direct: direct, proj: proj,
+		sc: sc, t: t, ranges: ranges, desc: desc, where: where, items: items, direct: direct && t.Fast(), proj: proj,
 		remaining: top, textSize: s.TextSize,
 	}
 	ss.cur = -1

@@ -119,7 +119,7 @@ func (d *downgradeRows) convertRow(src []byte) ([]byte, error) {
 	if capt.Err != nil {
 		return nil, capt.Err
 	}
-	d.vals = append(d.vals[:0], capt.Rows[0]...)
+	d.vals = capt.Rows[0] // EndRow hands over a fresh slice per row
 	for i := range d.vals {
 		if d.in[i].Type.Type == d.out[i].Type.Type {
 			continue
