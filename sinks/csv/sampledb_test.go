@@ -6,7 +6,6 @@ import (
 	stdcsv "encoding/csv"
 	"encoding/hex"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -24,31 +23,12 @@ func streamTable(t testing.TB, tb *sampledb.Table, sink decode.CellSink, rows in
 
 // textOf renders a generic value by the documented CSV rules.
 func textOf(ti *decode.TypeInfo, v any, pg bool) string {
+	if t, ok := sinktest.ScalarText(ti, v); ok {
+		return t
+	}
 	switch x := v.(type) {
 	case nil:
 		return ""
-	case bool:
-		return strconv.FormatBool(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float32:
-		return string(decode.AppendFloat32Text(nil, x))
-	case float64:
-		return string(decode.AppendFloat64Text(nil, x))
-	case decode.Decimal:
-		return x.String()
-	case decode.Money:
-		return string(decode.AppendMoneyText(nil, int64(x)))
-	case decode.Date:
-		return string(decode.AppendDateText(nil, int32(x)))
-	case decode.Time:
-		return string(decode.AppendTimeText(nil, int64(x), ti.Scale))
-	case decode.DateTime:
-		return string(decode.AppendDateTimeText(nil, x, ti.DateTimeScale()))
-	case decode.DateTimeOffset:
-		return string(decode.AppendDateTimeOffsetText(nil, x, ti.Scale))
-	case decode.GUID:
-		return x.String()
 	case string:
 		return strings.ReplaceAll(x, "\r\n", "\n") // encoding/csv reads \r\n in a field as \n
 	case []byte:

@@ -96,29 +96,10 @@ func expect(p colPlan, c *decode.Column, v any) string {
 }
 
 func variantText(ti *decode.TypeInfo, v any) string {
+	if t, ok := sinktest.ScalarText(ti, v); ok {
+		return t
+	}
 	switch x := v.(type) {
-	case bool:
-		return strconv.FormatBool(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float32:
-		return string(decode.AppendFloat32Text(nil, x))
-	case float64:
-		return string(decode.AppendFloat64Text(nil, x))
-	case decode.Decimal:
-		return x.String()
-	case decode.Money:
-		return string(decode.AppendMoneyText(nil, int64(x)))
-	case decode.Date:
-		return string(decode.AppendDateText(nil, int32(x)))
-	case decode.Time:
-		return string(decode.AppendTimeText(nil, int64(x), ti.Scale))
-	case decode.DateTime:
-		return string(decode.AppendDateTimeText(nil, x, ti.DateTimeScale()))
-	case decode.DateTimeOffset:
-		return string(decode.AppendDateTimeOffsetText(nil, x, ti.Scale))
-	case decode.GUID:
-		return x.String()
 	case string:
 		return x
 	case []byte:
