@@ -5,8 +5,8 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/tdsextract/tdsextract/internal/sampledb"
-	"github.com/tdsextract/tdsextract/internal/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 )
 
 // The harness itself must not rot: run every shape in both modes on small

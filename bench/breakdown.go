@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/engine/session"
 )
 
 // The breakdown legs split tdsextract's time into what the engine costs and
@@ -71,7 +71,7 @@ func (s *discardSink) EndRow() error                             { s.rows++; ret
 const rowsOnly = "rows only"
 
 // breakdownLegs are the walk and discard legs over sessions from connect.
-func breakdownLegs(connect func() (*engine.Conn, error), query string) []leg {
+func breakdownLegs(connect func() (*session.Conn, error), query string) []leg {
 	mk := func(name string, skip bool) leg {
 		return leg{name: name, rowsOnly: true, run: func() (sample, error) {
 			s := &discardSink{skip: skip}

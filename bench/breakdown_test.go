@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
 
 // cellCounter counts the cells a discardSink is given: one call per cell,

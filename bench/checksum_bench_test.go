@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
 
 // BenchmarkSumSink decodes in-memory shapes into the tdsextract leg's

@@ -41,9 +41,10 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
-	"github.com/tdsextract/tdsextract/internal/tdsserver"
+	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/secret"
 )
 
 // Result is one leg of one shape and mode (the JSON schema of latest.json).
@@ -189,12 +190,12 @@ func fail(err error) {
 
 const benchUser, benchPass = tdsserver.DefaultUser, tdsserver.DefaultPassword
 
-func engineConfig(addr string) engine.Config {
+func engineConfig(addr string) session.Config {
 	host, port, _ := net.SplitHostPort(addr)
 	var p int
 	fmt.Sscan(port, &p)
-	return engine.Config{Host: host, Port: p, Database: "sample", User: benchUser, Password: engine.Secret(benchPass),
-		Encrypt: engine.EncryptDisable, PacketSize: 32767}
+	return session.Config{Host: host, Port: p, Database: "sample", User: benchUser, Password: secret.Secret(benchPass),
+		Encrypt: session.EncryptDisable, PacketSize: 32767}
 }
 
 func mssqlDSN(addr string) string {
@@ -213,7 +214,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 	var legs []leg
 
 	// tdsextract
-	var tdsxConnect func() (*engine.Conn, error)
+	var tdsxConnect func() (*session.Conn, error)
 	var mssqlConnector func() (*mssql.Connector, error)
 	var rawReply []byte
 	var wantText string
@@ -243,7 +244,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 		if m := scM.replies[len(scM.replies)-1]; len(m) != len(rawReply) && len(m) != len(rawReply)+6 {
 			fmt.Fprintf(os.Stderr, "bench: note: %s replies differ between the clients' sessions (%d vs %d bytes)\n", shape, len(rawReply), len(m))
 		}
-		tdsxConnect = func() (*engine.Conn, error) {
+		tdsxConnect = func() (*session.Conn, error) {
 			cfg := engineConfig(addr)
 			cfg.Dialer = func(context.Context, string, string) (net.Conn, error) { return newReplayConn(scT), nil }
 			// Decode alone, on one goroutine like the go-mssqldb leg:
@@ -251,7 +252,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			// connection has none; it would only add a copy and a
 			// goroutine handoff per chunk (and their variance).
 			cfg.ReadAhead = -1
-			return engine.Connect(ctx, cfg)
+			return session.Connect(ctx, cfg)
 		}
 		mssqlConnector = func() (*mssql.Connector, error) {
 			c, err := mssql.NewConnector(mssqlDSN(addr))
@@ -285,13 +286,13 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			return w.stop().raw(n), nil
 		}})
 	case "loopback":
-		tdsxConnect = func() (*engine.Conn, error) { return engine.Connect(ctx, engineConfig(addr)) }
+		tdsxConnect = func() (*session.Conn, error) { return session.Connect(ctx, engineConfig(addr)) }
 		// The same client reading the socket itself, interleaved with the
 		// rest: what read-ahead is worth, in every run.
-		legs = append(legs, tdsxLeg("tdsextract-direct", func() (*engine.Conn, error) {
+		legs = append(legs, tdsxLeg("tdsextract-direct", func() (*session.Conn, error) {
 			cfg := engineConfig(addr)
 			cfg.ReadAhead = -1
-			return engine.Connect(ctx, cfg)
+			return session.Connect(ctx, cfg)
 		}, query))
 		mssqlConnector = func() (*mssql.Connector, error) { return mssql.NewConnector(mssqlDSN(addr)) }
 		sc, err := record(addr, func(p string) error { return tdsxQuery(p, query, &sumSink{}) })
@@ -502,18 +503,18 @@ func mssqlLeg(name string, connector func() (*mssql.Connector, error), query str
 // tdsxQuery runs query once on a new tdsextract session to addr (untimed:
 // recordings and the text pass).
 func tdsxQuery(addr, query string, sink decode.CellSink) error {
-	c, err := engine.Connect(context.Background(), engineConfig(addr))
+	c, err := session.Connect(context.Background(), engineConfig(addr))
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	_, err = c.Query(context.Background(), engine.Query{SQL: query}, sink)
+	_, err = c.Query(context.Background(), session.Query{SQL: query}, sink)
 	return err
 }
 
 // tdsxLeg is tdsextract's fetch and decode of query into the checksum sink
 // over a session from connect (connected untimed).
-func tdsxLeg(name string, connect func() (*engine.Conn, error), query string) leg {
+func tdsxLeg(name string, connect func() (*session.Conn, error), query string) leg {
 	return leg{name: name, run: func() (sample, error) {
 		s := &sumSink{}
 		smp, err := timedQuery(connect, query, s)
@@ -525,14 +526,14 @@ func tdsxLeg(name string, connect func() (*engine.Conn, error), query string) le
 
 // timedQuery runs query into sink over a session from connect, timing the
 // query alone (connecting and closing are untimed).
-func timedQuery(connect func() (*engine.Conn, error), query string, sink decode.CellSink) (sample, error) {
+func timedQuery(connect func() (*session.Conn, error), query string, sink decode.CellSink) (sample, error) {
 	c, err := connect()
 	if err != nil {
 		return sample{}, err
 	}
 	defer c.Close()
 	w := startWatch()
-	_, err = c.Query(context.Background(), engine.Query{SQL: query}, sink)
+	_, err = c.Query(context.Background(), session.Query{SQL: query}, sink)
 	return w.stop(), err
 }
 

@@ -7,7 +7,7 @@
 // It knows no sockets, clocks or configuration: parsers take byte slices and
 // encoders append to them, so each piece can be fuzzed, benchmarked and
 // golden-tested alone. Both directions are here because the test server in
-// internal/tdsserver encodes what the engine decodes.
+// internal/sampleserver/tdsserver encodes what the engine decodes.
 //
 // Specification: https://learn.microsoft.com/openspecs/windows_protocols/ms-tds
 package decode

@@ -12,7 +12,7 @@ import (
 )
 
 // Value encoders: the server side of the value decoders, used by the test
-// server (internal/tdsserver, internal/sampledb), by RPC parameters and by
+// server (internal/sampleserver/tdsserver, internal/sampleserver/sampledb), by RPC parameters and by
 // tests. Everything encodes by appending to dst.
 //
 // Two layers:

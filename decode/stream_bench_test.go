@@ -10,11 +10,11 @@ import (
 	"unsafe"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
 
 // Decode benchmarks over in-memory streams of the BENCHMARKS.md shapes,
-// built by the sample database's encoder (internal/sampledb), each beside a
+// built by the sample database's encoder (internal/sampleserver/sampledb), each beside a
 // memmove of the same bytes. The stream's COLMETADATA is decoded once; each
 // iteration decodes all rows and the DONE into colSink, a columnar sink that
 // keeps values in its own reused buffers (as a Parquet or Arrow batch would).

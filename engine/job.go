@@ -6,6 +6,11 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/internal/secret"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // JobConfig is a job: one source, one or more extracts, each streamed once
@@ -33,7 +38,7 @@ type SourceConfig struct {
 	// Connection is a connection string in URL form
 	// (sqlserver://user@host:port?database=db&encrypt=mandatory) or ADO form
 	// (Server=tcp:host,1433;Database=db;User ID=u;Encrypt=True).
-	Connection Secret `mapstructure:"connection"`
+	Connection secret.Secret `mapstructure:"connection"`
 	// PasswordEnv and PasswordFile supply the password without writing it
 	// into the job file.
 	PasswordEnv  string `mapstructure:"password_env"`
@@ -103,18 +108,16 @@ func (e *ConfigError) Error() string {
 	return "config: " + e.Field + ": " + e.Msg
 }
 
-var identRE = regexp.MustCompile(`^(\[[^\]]+\]|[A-Za-z_#@][A-Za-z0-9_#@$ ]*)$`)
-
 // Validate checks the job against reg (sink types and their options).
 // It returns all problems found, joined.
-func (j *JobConfig) Validate(reg *Registry) error {
+func (j *JobConfig) Validate(reg *sinks.Registry) error {
 	var errs []error
 	add := func(field, format string, args ...any) {
 		errs = append(errs, &ConfigError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	if j.Source.Connection == "" {
 		add("source.connection", "missing: set it to a connection string such as sqlserver://user@host:1433?database=db (password via source.password_env)")
-	} else if _, err := ParseConnString(string(j.Source.Connection)); err != nil {
+	} else if _, err := session.ParseConnString(string(j.Source.Connection)); err != nil {
 		add("source.connection", "%v", err)
 	}
 	if j.Source.PasswordEnv != "" && j.Source.PasswordFile != "" {
@@ -148,7 +151,7 @@ func (j *JobConfig) Validate(reg *Registry) error {
 			add(f, "columns, where and convert apply to a table, not to a query")
 		}
 		if e.Table != "" {
-			if _, _, err := SplitTableName(e.Table); err != nil {
+			if _, _, err := catalog.SplitTableName(e.Table); err != nil {
 				add(f+".table", "%v", err)
 			}
 		}
@@ -207,7 +210,7 @@ func (e *ExtractConfig) ExtractName() string {
 		return e.Name
 	}
 	if e.Table != "" {
-		s, t, err := SplitTableName(e.Table)
+		s, t, err := catalog.SplitTableName(e.Table)
 		if err == nil {
 			if strings.EqualFold(s, "dbo") {
 				return t
@@ -218,78 +221,11 @@ func (e *ExtractConfig) ExtractName() string {
 	return ""
 }
 
-// SplitTableName splits "schema.table", "[schema].[table]" or "table"
-// (schema dbo).
-func SplitTableName(s string) (schema, table string, err error) {
-	parts, err := splitIdent(s)
-	if err != nil {
-		return "", "", err
-	}
-	switch len(parts) {
-	case 1:
-		return "dbo", parts[0], nil
-	case 2:
-		return parts[0], parts[1], nil
-	}
-	return "", "", fmt.Errorf("table %q: use schema.table", s)
-}
-
-// splitIdent splits a dotted, optionally bracketed, identifier.
-func splitIdent(s string) ([]string, error) {
-	var parts []string
-	for len(s) > 0 {
-		var part string
-		if s[0] == '[' {
-			end := strings.Index(s, "]")
-			for end >= 0 && end+1 < len(s) && s[end+1] == ']' { // ]] escapes ]
-				next := strings.Index(s[end+2:], "]")
-				if next < 0 {
-					end = -1
-					break
-				}
-				end += 2 + next
-			}
-			if end < 0 {
-				return nil, fmt.Errorf("identifier %q: unterminated [", s)
-			}
-			part = strings.ReplaceAll(s[1:end], "]]", "]")
-			s = s[end+1:]
-		} else {
-			dot := strings.IndexByte(s, '.')
-			if dot < 0 {
-				dot = len(s)
-			}
-			part = strings.TrimSpace(s[:dot])
-			if !identRE.MatchString(part) {
-				return nil, fmt.Errorf("identifier %q: bracket names with special characters, e.g. [my table]", part)
-			}
-			s = s[dot:]
-		}
-		if part == "" {
-			return nil, errors.New("empty identifier")
-		}
-		parts = append(parts, part)
-		if len(s) > 0 {
-			if s[0] != '.' || len(s) == 1 {
-				return nil, fmt.Errorf("identifier: unexpected %q", s)
-			}
-			s = s[1:]
-		}
-	}
-	if len(parts) == 0 {
-		return nil, errors.New("empty identifier")
-	}
-	return parts, nil
-}
-
-// QuoteIdent brackets a SQL Server identifier.
-func QuoteIdent(s string) string { return "[" + strings.ReplaceAll(s, "]", "]]") + "]" }
-
-func parseTimeoutField(s string) (Timeout, error) {
+func parseTimeoutField(s string) (session.Timeout, error) {
 	if s == "" {
-		return NoTimeout, nil
+		return session.NoTimeout, nil
 	}
-	return ParseTimeout(s)
+	return session.ParseTimeout(s)
 }
 
 func parseDurationField(s string) (time.Duration, error) {

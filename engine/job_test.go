@@ -7,75 +7,14 @@ import (
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 type nopSink struct{ decode.Capture }
 
-func (nopSink) Open(context.Context, ExtractInfo) error    { return nil }
-func (nopSink) Publish(context.Context) (SinkStats, error) { return SinkStats{}, nil }
-func (nopSink) Abort(context.Context) error                { return nil }
-
-func TestRegistry(t *testing.T) {
-	r := NewRegistry()
-	f := Factory{Name: "x", New: func(map[string]any) (Sink, error) { return &nopSink{}, nil }}
-	if err := r.Register(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Register(f); err == nil || !strings.Contains(err.Error(), "twice") {
-		t.Fatalf("duplicate registration: %v", err)
-	}
-	if err := r.Register(Factory{Name: "y"}); err == nil {
-		t.Fatal("a factory without New was accepted")
-	}
-	if _, ok := r.Lookup("x"); !ok || !reflect.DeepEqual(r.Names(), []string{"x"}) {
-		t.Fatalf("lookup/names: %v", r.Names())
-	}
-}
-
-func TestSplitTableName(t *testing.T) {
-	for in, want := range map[string][2]string{
-		"orders": {"dbo", "orders"}, "sales.orders": {"sales", "orders"},
-		"[my schema].[odd]]name]": {"my schema", "odd]name"}, "[x].y": {"x", "y"},
-	} {
-		s, tb, err := SplitTableName(in)
-		if err != nil || s != want[0] || tb != want[1] {
-			t.Errorf("%q: %q %q %v, want %v", in, s, tb, err, want)
-		}
-	}
-	for _, bad := range []string{"", "a.b.c", "a;drop", "[unterminated", "a."} {
-		if _, _, err := SplitTableName(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
-func TestBuildSelectConversions(t *testing.T) {
-	cols := []decode.Column{
-		{Name: "id", Type: decode.TypeInfo{Type: decode.TypeIntN, Size: 4}},
-		{Name: "geo", Type: decode.TypeInfo{Type: decode.TypeUDT, UDTName: "geography"}},
-		{Name: "node", Type: decode.TypeInfo{Type: decode.TypeUDT, UDTName: "hierarchyid"}},
-		{Name: "shape", Type: decode.TypeInfo{Type: decode.TypeUDT, UDTName: "geometry"}},
-	}
-	got, err := BuildSelect("dbo", "t", cols, nil, []ConvertConfig{{Column: "SHAPE", Expr: "[shape].STAsText()"}}, "id > 5")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "SELECT [id], [geo].STAsBinary() AS [geo], [node].ToString() AS [node], [shape].STAsText() AS [shape] FROM [dbo].[t] WHERE id > 5"
-	if got != want {
-		t.Fatalf("\n got %s\nwant %s", got, want)
-	}
-	got, _ = BuildSelect("dbo", "t", cols, []string{"node", "id"}, []ConvertConfig{{Column: "node", Expr: "raw"}}, "")
-	if got != "SELECT [node], [id] FROM [dbo].[t]" {
-		t.Fatalf("columns + raw: %s", got)
-	}
-	if _, err := BuildSelect("dbo", "t", cols, []string{"nope"}, nil, ""); err == nil || !strings.Contains(err.Error(), `"nope"`) {
-		t.Fatalf("unknown column: %v", err)
-	}
-	conv := ConvertedColumns(cols)
-	if conv[1].Type.Type != decode.TypeBigVarBinary || conv[2].Type.Type != decode.TypeNVarChar || cols[1].Type.Type != decode.TypeUDT {
-		t.Fatalf("ConvertedColumns: %+v", conv)
-	}
-}
+func (nopSink) Open(context.Context, sinks.ExtractInfo) error { return nil }
+func (nopSink) Publish(context.Context) (sinks.Stats, error)  { return sinks.Stats{}, nil }
+func (nopSink) Abort(context.Context) error                   { return nil }
 
 func TestExpandVars(t *testing.T) {
 	env := map[string]string{"SINCE": "42"}
@@ -89,8 +28,10 @@ func TestExpandVars(t *testing.T) {
 }
 
 func TestJobValidateNamesFields(t *testing.T) {
-	r := NewRegistry()
-	r.MustRegister(Factory{Name: "csv", New: func(map[string]any) (Sink, error) { return &nopSink{}, nil }})
+	r, err := sinks.NewRegistry(sinks.Factory{Name: "csv", New: func(map[string]any) (sinks.Sink, error) { return &nopSink{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	job := JobConfig{
 		Source: SourceConfig{Connection: "sqlserver://sa@127.0.0.1:1433?database=x", Timeout: "0"},
 		Extracts: []ExtractConfig{
@@ -99,7 +40,7 @@ func TestJobValidateNamesFields(t *testing.T) {
 			{Query: "SELECT 1", Verify: "count", Sinks: []SinkConfig{{Type: "csv"}}},
 		},
 	}
-	err := job.Validate(r)
+	err = job.Validate(r)
 	if err == nil {
 		t.Fatal("invalid job accepted")
 	}

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // ErrorKind classifies a failed job for exit codes and messages.
@@ -82,22 +85,22 @@ type SinkSummary struct {
 
 // Runner runs jobs.
 type Runner struct {
-	// Registry resolves sink types; nil means Default.
-	Registry *Registry
+	// Registry resolves sink types. Required.
+	Registry *sinks.Registry
 	// Progress, if set, receives progress events.
 	Progress Progress
-	// Connect opens a session; nil means Connect. Tests may substitute.
-	Connect func(ctx context.Context, cfg Config) (*Conn, error)
+	// Connect opens a session; nil means session.Connect. Tests may substitute.
+	Connect func(ctx context.Context, cfg session.Config) (*session.Conn, error)
 }
 
 // Run validates and runs the job. It always returns a summary (possibly
 // partial); the error is a *JobError (or several joined).
 func (r *Runner) Run(ctx context.Context, job *JobConfig) (*Summary, error) {
 	reg := r.Registry
-	if reg == nil {
-		reg = Default
-	}
 	sum := &Summary{Job: job.Name, Started: time.Now()}
+	if reg == nil {
+		return sum, &JobError{Kind: KindConfig, Err: errors.New("engine: Runner has no sink registry")}
+	}
 	if err := job.Validate(reg); err != nil {
 		return sum, &JobError{Kind: KindConfig, Err: err}
 	}
@@ -138,10 +141,10 @@ func (r *Runner) Run(ctx context.Context, job *JobConfig) (*Summary, error) {
 }
 
 // SourceToConfig turns the job's source into a session Config.
-func SourceToConfig(src *SourceConfig) (Config, error) {
-	cfg, err := ParseConnString(string(src.Connection))
+func SourceToConfig(src *SourceConfig) (session.Config, error) {
+	cfg, err := session.ParseConnString(string(src.Connection))
 	if err != nil {
-		return Config{}, &ConfigError{Field: "source.connection", Msg: err.Error()}
+		return session.Config{}, &ConfigError{Field: "source.connection", Msg: err.Error()}
 	}
 	if src.PasswordEnv != "" {
 		cfg.Password, cfg.PasswordFile, cfg.PasswordEnv = "", "", src.PasswordEnv
@@ -152,18 +155,18 @@ func SourceToConfig(src *SourceConfig) (Config, error) {
 	if src.ConnectTimeout != "" {
 		d, err := parseDurationField(src.ConnectTimeout)
 		if err != nil {
-			return Config{}, &ConfigError{Field: "source.connect_timeout", Msg: err.Error()}
+			return session.Config{}, &ConfigError{Field: "source.connect_timeout", Msg: err.Error()}
 		}
 		cfg.ConnectTimeout = d
 	}
 	return cfg, nil
 }
 
-func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job *JobConfig, ex *ExtractConfig) (es ExtractSummary, err error) {
+func (r *Runner) runExtract(ctx context.Context, reg *sinks.Registry, cfg session.Config, job *JobConfig, ex *ExtractConfig) (es ExtractSummary, err error) {
 	name := ex.ExtractName()
 	es.Name = name
 	start := time.Now()
-	var conn *Conn
+	var conn *session.Conn
 	wire := func() int64 {
 		if conn == nil {
 			return 0
@@ -188,7 +191,7 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 
 	connect := r.Connect
 	if connect == nil {
-		connect = Connect
+		connect = session.Connect
 	}
 	conn, err = connect(ctx, cfg)
 	if err != nil {
@@ -197,7 +200,7 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 	defer conn.Close()
 
 	var sqlText, countSQL string
-	var info ExtractInfo
+	var info sinks.ExtractInfo
 	info.Name, info.EstimatedRows = name, -1
 	where, err := ExpandVars(ex.Where, os.LookupEnv)
 	if err != nil {
@@ -208,17 +211,25 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 			return fail(KindConfig, &ConfigError{Field: "query", Msg: err.Error()})
 		}
 	} else {
-		schema, table, _ := SplitTableName(ex.Table)
+		schema, table, _ := catalog.SplitTableName(ex.Table)
 		info.Schema, info.Table = schema, table
-		cols, err := DescribeTable(ctx, conn, schema, table, timeout)
+		cols, err := catalog.DescribeTable(ctx, conn, schema, table, timeout)
 		if err != nil {
 			return fail(KindExtract, err)
 		}
-		sqlText, err = BuildSelect(schema, table, cols, ex.Columns, ex.Convert, where)
+		overrides := make([]catalog.Override, len(ex.Convert))
+		for i, c := range ex.Convert {
+			overrides[i] = catalog.Override{Column: c.Column, Expr: c.Expr}
+		}
+		sqlText, err = catalog.BuildSelect(schema, table, cols, ex.Columns, overrides, where)
 		if err != nil {
+			var uc *catalog.UnknownColumnError
+			if errors.As(err, &uc) {
+				err = &ConfigError{Field: uc.Field, Msg: uc.Error()}
+			}
 			return fail(KindConfig, err)
 		}
-		countSQL = "SELECT COUNT_BIG(*) FROM " + QuoteIdent(schema) + "." + QuoteIdent(table)
+		countSQL = "SELECT COUNT_BIG(*) FROM " + catalog.QuoteIdent(schema) + "." + catalog.QuoteIdent(table)
 		if where != "" {
 			countSQL += " WHERE " + where
 		}
@@ -226,7 +237,7 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 	es.SQL = sqlText
 	verify := strings.EqualFold(ex.Verify, "count")
 	if verify {
-		n, err := QueryCount(ctx, conn, countSQL, timeout)
+		n, err := catalog.QueryCount(ctx, conn, countSQL, timeout)
 		if err != nil {
 			return fail(KindExtract, fmt.Errorf("verify: counting source rows: %w", err))
 		}
@@ -235,8 +246,8 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 		// For progress only: the row count SQL Server keeps in its catalog
 		// (cheap, possibly stale). Failure just means no ETA.
 		q := "SELECT SUM(rows) FROM sys.partitions WHERE object_id = OBJECT_ID(N'" +
-			strings.ReplaceAll(QuoteIdent(info.Schema)+"."+QuoteIdent(info.Table), "'", "''") + "') AND index_id IN (0, 1)"
-		if n, err := QueryCount(ctx, conn, q, timeout); err == nil && n >= 0 {
+			strings.ReplaceAll(catalog.QuoteIdent(info.Schema)+"."+catalog.QuoteIdent(info.Table), "'", "''") + "') AND index_id IN (0, 1)"
+		if n, err := catalog.QueryCount(ctx, conn, q, timeout); err == nil && n >= 0 {
 			info.EstimatedRows = n
 		}
 	}
@@ -245,7 +256,7 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 	if len(specs) == 0 {
 		specs = job.Sinks
 	}
-	sinks := make([]Sink, 0, len(specs))
+	sinks := make([]sinks.Sink, 0, len(specs))
 	abortAll := func() {
 		for _, s := range sinks {
 			_ = s.Abort(context.WithoutCancel(ctx))
@@ -272,7 +283,7 @@ func (r *Runner) runExtract(ctx context.Context, reg *Registry, cfg Config, job 
 	for i, s := range sinks {
 		cs[i] = s
 	}
-	q := Query{SQL: sqlText, Timeout: timeout}
+	q := session.Query{SQL: sqlText, Timeout: timeout}
 	if r.Progress != nil {
 		q.OnProgress = func(n int64) { r.Progress.Update(name, n, wire()) }
 	}
@@ -317,132 +328,6 @@ func rate(n int64, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
-// DescribeTable returns the columns of schema.table as the server
-// describes them (a zero-row SELECT), so the engine can write the SELECT.
-func DescribeTable(ctx context.Context, conn *Conn, schema, table string, timeout Timeout) ([]decode.Column, error) {
-	var ms metaSink
-	q := "SELECT TOP (0) * FROM " + QuoteIdent(schema) + "." + QuoteIdent(table)
-	if _, err := conn.Query(ctx, Query{SQL: q, Timeout: timeout}, &ms); err != nil {
-		return nil, fmt.Errorf("describing %s.%s: %w", schema, table, err)
-	}
-	if ms.cols == nil {
-		return nil, fmt.Errorf("describing %s.%s: the server returned no columns", schema, table)
-	}
-	return ms.cols, nil
-}
-
-// QueryCount runs a query returning one integer.
-func QueryCount(ctx context.Context, conn *Conn, q string, timeout Timeout) (int64, error) {
-	var c decode.Capture
-	if _, err := conn.Query(ctx, Query{SQL: q, Timeout: timeout}, &c); err != nil {
-		return 0, err
-	}
-	if len(c.Rows) != 1 || len(c.Rows[0]) != 1 {
-		return 0, fmt.Errorf("%s: expected one value, got %d rows", q, len(c.Rows))
-	}
-	switch v := c.Rows[0][0].(type) {
-	case int64:
-		return v, nil
-	case nil:
-		return 0, fmt.Errorf("%s: NULL count", q)
-	default:
-		return 0, fmt.Errorf("%s: unexpected count type %T", q, v)
-	}
-}
-
-// BuildSelect writes the SELECT for a table extract: the chosen columns
-// (all, in table order, by default) with the default conversions of
-// DESIGN.md §7 for types no sink can take raw (spatial as WKB with
-// STAsBinary(), hierarchyid as text with ToString()), overridden by convert.
-func BuildSelect(schema, table string, cols []decode.Column, want []string, convert []ConvertConfig, where string) (string, error) {
-	byName := make(map[string]int, len(cols))
-	for i, c := range cols {
-		byName[strings.ToLower(c.Name)] = i
-	}
-	conv := map[string]string{}
-	for _, c := range convert {
-		if _, ok := byName[strings.ToLower(c.Column)]; !ok {
-			return "", &ConfigError{Field: "convert", Msg: fmt.Sprintf("column %q is not in %s.%s", c.Column, schema, table)}
-		}
-		conv[strings.ToLower(c.Column)] = c.Expr
-	}
-	var idx []int
-	if len(want) == 0 {
-		for i := range cols {
-			idx = append(idx, i)
-		}
-	} else {
-		for _, w := range want {
-			i, ok := byName[strings.ToLower(w)]
-			if !ok {
-				return "", &ConfigError{Field: "columns", Msg: fmt.Sprintf("column %q is not in %s.%s", w, schema, table)}
-			}
-			idx = append(idx, i)
-		}
-	}
-	var b strings.Builder
-	b.WriteString("SELECT ")
-	for k, i := range idx {
-		if k > 0 {
-			b.WriteString(", ")
-		}
-		c := &cols[i]
-		q := QuoteIdent(c.Name)
-		expr, ok := conv[strings.ToLower(c.Name)]
-		switch {
-		case ok && strings.EqualFold(expr, "raw"):
-			b.WriteString(q)
-		case ok:
-			b.WriteString(expr + " AS " + q)
-		default:
-			if d := DefaultConversion(c); d != "" {
-				b.WriteString(d + " AS " + q)
-			} else {
-				b.WriteString(q)
-			}
-		}
-	}
-	b.WriteString(" FROM " + QuoteIdent(schema) + "." + QuoteIdent(table))
-	if where != "" {
-		b.WriteString(" WHERE " + where)
-	}
-	return b.String(), nil
-}
-
-// DefaultConversion is the SELECT expression the engine uses for a column
-// whose type is exported converted (DESIGN.md §7), or "" for none.
-func DefaultConversion(c *decode.Column) string {
-	if c.Type.Type != decode.TypeUDT {
-		return ""
-	}
-	q := QuoteIdent(c.Name)
-	switch strings.ToLower(c.Type.UDTName) {
-	case "geography", "geometry":
-		return q + ".STAsBinary()"
-	case "hierarchyid":
-		return q + ".ToString()"
-	}
-	return ""
-}
-
-// metaSink records the columns of the first result set and ignores rows.
-type metaSink struct {
-	decode.Capture
-	cols []decode.Column
-}
-
-func (m *metaSink) Columns(cols []decode.Column, modes []decode.Mode) error {
-	if m.cols == nil {
-		m.cols = append([]decode.Column(nil), cols...)
-	}
-	for i := range modes {
-		modes[i] = decode.ModeSkip
-	}
-	return nil
-}
-
-func (m *metaSink) EndRow() error { return nil }
-
 // hinted adds what to do to an extraction error; errors.As and errors.Is
 // still see the original.
 type hinted struct {
@@ -457,16 +342,16 @@ func (h *hinted) Unwrap() error { return h.err }
 // run says what to change.
 func withHint(err error) error {
 	var pe *decode.ProtocolError
-	var se *ServerError
-	var te *TimeoutError
+	var se *session.ServerError
+	var te *session.TimeoutError
 	switch {
 	case errors.As(err, &te):
 		return &hinted{err, "the request deadline was used up waiting for the server; raise source.timeout or the extract's timeout (--timeout), or find why the server stalls; nothing was published"}
 	case errors.As(err, &pe):
 		return &hinted{err, "the server sent data that is not valid TDS, so the connection was closed; nothing was published; if the server is a real SQL Server, please report this with its version"}
-	case errors.As(err, &se) && !IsTransient(err):
+	case errors.As(err, &se) && !session.IsTransient(err):
 		return &hinted{err, "the server rejected the query: check the table, columns, where and convert settings; nothing was published"}
-	case IsTransient(err):
+	case session.IsTransient(err):
 		return &hinted{err, "a transient failure (connection lost, deadlock, failover): rerun the job; nothing was published"}
 	case errors.Is(err, context.Canceled):
 		return &hinted{err, "the run was cancelled; nothing was published"}

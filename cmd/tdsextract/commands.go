@@ -15,7 +15,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/internal/secret"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // globalOpts are the flags every command shares.
@@ -25,6 +30,8 @@ type globalOpts struct {
 	logLevel  string
 	stdout    io.Writer
 	stderr    *os.File
+	// registry holds the sinks every command can use.
+	registry *sinks.Registry
 }
 
 func (g *globalOpts) logger() *slog.Logger {
@@ -48,7 +55,7 @@ func (g *globalOpts) logger() *slog.Logger {
 }
 
 func newRootCmd(stdout, stderr *os.File) *cobra.Command {
-	g := &globalOpts{stdout: stdout, stderr: stderr}
+	g := &globalOpts{stdout: stdout, stderr: stderr, registry: builtinSinks()}
 	root := &cobra.Command{
 		Use:   "tdsextract",
 		Short: "Move SQL Server result sets into Parquet, PostgreSQL and CSV at wire speed",
@@ -152,7 +159,7 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 				job.SummaryFile = summaryJSON
 			}
 			if dryRun {
-				if err := job.Validate(engine.Default); err != nil {
+				if err := job.Validate(g.registry); err != nil {
 					return &engine.JobError{Kind: engine.KindConfig, Err: fmt.Errorf("%s: %w", args[0], err)}
 				}
 				fmt.Fprintf(g.stdout, "%s: valid (%d extracts)\n", args[0], len(job.Extracts))
@@ -170,7 +177,7 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 // runJob runs a job with progress and prints the summary.
 func runJob(ctx context.Context, g *globalOpts, job *engine.JobConfig) error {
 	prog := newProgress(g)
-	r := &engine.Runner{Registry: engine.Default, Progress: prog}
+	r := &engine.Runner{Registry: g.registry, Progress: prog}
 	sum, err := r.Run(ctx, job)
 	prog.Wait()
 	if sum != nil && len(sum.Extracts) > 0 {
@@ -269,7 +276,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 			}
 			job := &engine.JobConfig{
 				Name:        "export",
-				Source:      engine.SourceConfig{Connection: engine.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout},
+				Source:      engine.SourceConfig{Connection: secret.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout},
 				Parallel:    parallel,
 				SummaryFile: summaryJSON,
 			}
@@ -293,7 +300,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&where, "where", "", "SQL predicate for the table")
 	f.StringVar(&query, "query", "", "a SELECT to export instead of a table")
 	f.StringVar(&name, "name", "", "extract name for --query (file names derive from it)")
-	f.StringSliceVar(&to, "to", []string{"csv"}, "sink types: "+strings.Join(engine.Default.Names(), ", "))
+	f.StringSliceVar(&to, "to", []string{"csv"}, "sink types: "+strings.Join(g.registry.Names(), ", "))
 	f.StringVar(&out, "out", "out", "output directory")
 	f.StringVar(&timeout, "timeout", "", `request deadline: a network-wait budget per query such as 30m, or "none" (default none)`)
 	f.StringVar(&verify, "verify", "none", "none or count (check row counts against COUNT_BIG(*))")
@@ -316,7 +323,7 @@ func newInspectCmd(g *globalOpts) *cobra.Command {
 			if len(tables) == 0 {
 				return &usageError{errors.New("inspect needs --table")}
 			}
-			job := &engine.JobConfig{Source: engine.SourceConfig{Connection: engine.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout}}
+			job := &engine.JobConfig{Source: engine.SourceConfig{Connection: secret.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout}}
 			return inspect(cmd.Context(), g, job, tables, to)
 		},
 	}
@@ -334,52 +341,52 @@ func inspect(ctx context.Context, g *globalOpts, job *engine.JobConfig, tables, 
 	if err != nil {
 		return &engine.JobError{Kind: engine.KindConfig, Err: err}
 	}
-	tmo := engine.NoTimeout
+	tmo := session.NoTimeout
 	if job.Source.Timeout != "" {
-		if tmo, err = engine.ParseTimeout(job.Source.Timeout); err != nil {
+		if tmo, err = session.ParseTimeout(job.Source.Timeout); err != nil {
 			return &engine.JobError{Kind: engine.KindConfig, Err: err}
 		}
 	}
-	conn, err := engine.Connect(ctx, cfg)
+	conn, err := session.Connect(ctx, cfg)
 	if err != nil {
 		return &engine.JobError{Kind: engine.KindConnect, Err: err}
 	}
 	defer conn.Close()
 	if len(to) == 0 {
-		to = engine.Default.Names()
+		to = g.registry.Names()
 	}
 	type mapper struct {
 		name string
-		m    engine.Mapper
+		m    sinks.Mapper
 	}
 	var mappers []mapper
 	for _, name := range to {
-		f, ok := engine.Default.Lookup(name)
+		f, ok := g.registry.Lookup(name)
 		if !ok {
-			return &usageError{fmt.Errorf("unknown sink %q (known: %s)", name, strings.Join(engine.Default.Names(), ", "))}
+			return &usageError{fmt.Errorf("unknown sink %q (known: %s)", name, strings.Join(g.registry.Names(), ", "))}
 		}
 		s, err := f.New(map[string]any{})
 		if err != nil {
 			return &engine.JobError{Kind: engine.KindConfig, Err: fmt.Errorf("sink %s: %w", name, err)}
 		}
-		if m, ok := s.(engine.Mapper); ok {
+		if m, ok := s.(sinks.Mapper); ok {
 			mappers = append(mappers, mapper{name, m})
 		}
 		_ = s.Abort(ctx)
 	}
 	lossy := 0
 	for _, t := range tables {
-		schema, table, err := engine.SplitTableName(t)
+		schema, table, err := catalog.SplitTableName(t)
 		if err != nil {
 			return &usageError{err}
 		}
-		cols, err := engine.DescribeTable(ctx, conn, schema, table, tmo)
+		cols, err := catalog.DescribeTable(ctx, conn, schema, table, tmo)
 		if err != nil {
 			return &engine.JobError{Kind: engine.KindExtract, Extract: t, Err: err}
 		}
 		// The SELECT the engine would send converts some types; describe
 		// what the sinks will really receive.
-		sel, _ := engine.BuildSelect(schema, table, cols, nil, nil, "")
+		sel, _ := catalog.BuildSelect(schema, table, cols, nil, nil, "")
 		fmt.Fprintf(g.stdout, "%s.%s  (%d columns)\n  select: %s\n", schema, table, len(cols), sel)
 		tw := tabwriter.NewWriter(g.stdout, 2, 8, 2, ' ', 0)
 		hdr := "  #\tcolumn\tsql server type\tnull"
@@ -387,8 +394,8 @@ func inspect(ctx context.Context, g *globalOpts, job *engine.JobConfig, tables, 
 			hdr += "\t" + m.name
 		}
 		fmt.Fprintln(tw, hdr+"\t")
-		maps := make([][]engine.ColumnMapping, len(mappers))
-		conv := engine.ConvertedColumns(cols)
+		maps := make([][]sinks.ColumnMapping, len(mappers))
+		conv := catalog.ConvertedColumns(cols)
 		for i, m := range mappers {
 			maps[i] = m.m.Mapping(conv)
 		}
@@ -398,7 +405,7 @@ func inspect(ctx context.Context, g *globalOpts, job *engine.JobConfig, tables, 
 			if cols[c].Nullable() {
 				null = "null"
 			}
-			line := fmt.Sprintf("  %d\t%s\t%s\t%s", c+1, cols[c].Name, engine.SQLTypeName(&cols[c]), null)
+			line := fmt.Sprintf("  %d\t%s\t%s\t%s", c+1, cols[c].Name, decode.SQLTypeName(&cols[c]), null)
 			for i, m := range mappers {
 				mp := maps[i][c]
 				cell := mp.Target

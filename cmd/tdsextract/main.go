@@ -14,11 +14,19 @@ import (
 	"syscall"
 
 	"github.com/tdsextract/tdsextract/engine"
-
-	// Sinks register themselves with engine.Default.
-	_ "github.com/tdsextract/tdsextract/sinks/csv"
-	_ "github.com/tdsextract/tdsextract/sinks/parquet"
+	"github.com/tdsextract/tdsextract/sinks"
+	"github.com/tdsextract/tdsextract/sinks/csv"
+	"github.com/tdsextract/tdsextract/sinks/parquet"
 )
+
+// builtinSinks is the registry of the sinks built into the binary.
+func builtinSinks() *sinks.Registry {
+	r, err := sinks.NewRegistry(csv.Factory(), parquet.Factory())
+	if err != nil {
+		panic(err) // two built-in sinks with one name: a programming error
+	}
+	return r
+}
 
 // Exit codes. Each failure class has its own, so schedulers can tell a
 // broken job file from an unreachable server from a failed export.

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/tdsextract/tdsextract/engine"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
-	"github.com/tdsextract/tdsextract/internal/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 )
 
 // runCLI runs the CLI in-process and returns its exit code, stdout and stderr.
@@ -86,7 +86,7 @@ func TestConfigsValidate(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		if err := job.Validate(engine.Default); err != nil {
+		if err := job.Validate(builtinSinks()); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 		code, out, errOut := runCLI(t, "run", "--dry-run", f)

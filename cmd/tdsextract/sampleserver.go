@@ -13,8 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tdsextract/tdsextract/engine"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
-	"github.com/tdsextract/tdsextract/internal/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/secret"
 )
 
 // serverFlags are the sample-server flags. Their names are an interface
@@ -167,7 +168,7 @@ func newDemoCmd(g *globalOpts) *cobra.Command {
 			job := &engine.JobConfig{
 				Name: "demo",
 				Source: engine.SourceConfig{
-					Connection:  engine.Secret(fmt.Sprintf("sqlserver://%s@%s?database=%s&encrypt=optional&TrustServerCertificate=true", sf.user, srv.Addr(), sf.database)),
+					Connection:  secret.Secret(fmt.Sprintf("sqlserver://%s@%s?database=%s&encrypt=optional&TrustServerCertificate=true", sf.user, srv.Addr(), sf.database)),
 					PasswordEnv: pwEnv,
 					Timeout:     "5m",
 				},

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/session"
 )
 
 // sample-server serves until its context ends; its flags configure the
@@ -47,16 +48,16 @@ func TestSampleServerCommand(t *testing.T) {
 	if _, err := os.Stat(ca); err != nil {
 		t.Errorf("--write-ca: %v", err)
 	}
-	cfg, err := engine.ParseConnString("sqlserver://etl@" + addr + "?database=sample&encrypt=disable")
+	cfg, err := session.ParseConnString("sqlserver://etl@" + addr + "?database=sample&encrypt=disable")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Password = "pw;with@odd:chars"
-	conn, err := engine.Connect(context.Background(), cfg)
+	conn, err := session.Connect(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("connect to sample-server: %v", err)
 	}
-	n, err := engine.QueryCount(context.Background(), conn, "SELECT COUNT_BIG(*) FROM dbo.poc48", engine.TimeoutOf(10*time.Second))
+	n, err := catalog.QueryCount(context.Background(), conn, "SELECT COUNT_BIG(*) FROM dbo.poc48", session.TimeoutOf(10*time.Second))
 	conn.Close()
 	if err != nil || n != 123 {
 		t.Fatalf("COUNT_BIG(*) = %d, %v; want 123 from --rows", n, err)

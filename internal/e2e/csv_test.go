@@ -14,7 +14,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
 
 // csvCell is one field: its text, or NULL (by default an unquoted empty

@@ -1,7 +1,7 @@
 // Package e2e holds the end-to-end tests of issue 5 ("How it is shown"):
 //
-//   - TestCSVEqualsGoMssqldb exports every sample table (internal/sampledb,
-//     served by internal/tdsserver) with the engine's job Runner into the
+//   - TestCSVEqualsGoMssqldb exports every sample table (internal/sampleserver/sampledb,
+//     served by internal/sampleserver/tdsserver) with the engine's job Runner into the
 //     csv sink, in the default dialect and in the postgres dialect, reads the
 //     same SELECT (engine.BuildSelect, so spatial types arrive as
 //     STAsBinary() WKB and hierarchyid as ToString() text) with go-mssqldb,

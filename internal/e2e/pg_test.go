@@ -19,7 +19,7 @@ import (
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
 
 // pgType is the PostgreSQL type DESIGN.md §7 maps a column to. Types with

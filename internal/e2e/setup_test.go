@@ -12,9 +12,12 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/tdsextract/tdsextract/engine"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
-	"github.com/tdsextract/tdsextract/internal/tdsserver"
-	_ "github.com/tdsextract/tdsextract/sinks/csv" // registers the csv sink in engine.Default
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/secret"
+	"github.com/tdsextract/tdsextract/sinks"
+	"github.com/tdsextract/tdsextract/sinks/csv"
 )
 
 const (
@@ -98,14 +101,18 @@ func (e *env) exportAll(t testing.TB, dir string, options map[string]any) map[st
 	}
 	job := &engine.JobConfig{
 		Name:     "e2e",
-		Source:   engine.SourceConfig{Connection: engine.Secret(e.connString()), Timeout: "2m"},
+		Source:   engine.SourceConfig{Connection: secret.Secret(e.connString()), Timeout: "2m"},
 		Sinks:    []engine.SinkConfig{{Type: "csv", Options: opts}},
 		Parallel: 2,
 	}
 	for _, tb := range e.db.Tables() {
 		job.Extracts = append(job.Extracts, engine.ExtractConfig{Table: tb.FullName(), Verify: "count"})
 	}
-	r := &engine.Runner{}
+	reg, err := sinks.NewRegistry(csv.Factory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &engine.Runner{Registry: reg}
 	sum, err := r.Run(context.Background(), job)
 	if err != nil {
 		t.Fatalf("engine run: %v", err)
@@ -153,7 +160,7 @@ func mssqlRows(t testing.TB, db *sql.DB, query string) (cols []string, rows [][]
 // selectFor is the SELECT the engine writes for a table.
 func selectFor(t testing.TB, tb *sampledb.Table) string {
 	t.Helper()
-	q, err := engine.BuildSelect(tb.Schema, tb.Name, tb.Columns, nil, nil, "")
+	q, err := catalog.BuildSelect(tb.Schema, tb.Name, tb.Columns, nil, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

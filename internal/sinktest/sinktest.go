@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
 
 // StreamTable sends rows [0, rows) of tb through the real decoder

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // Config is the CSV sink's options (the `csv` section of a job's sink).
@@ -67,7 +67,7 @@ const (
 // ParseConfig decodes options strictly and validates them, applying defaults.
 func ParseConfig(options map[string]any) (Config, error) {
 	var c Config
-	if err := engine.DecodeOptions(options, &c); err != nil {
+	if err := sinks.DecodeOptions(options, &c); err != nil {
 		return c, fmt.Errorf("csv: %w", err)
 	}
 	c.applyDefaults()

@@ -4,16 +4,16 @@ import (
 	"fmt"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // Mapping describes the text each column becomes (DESIGN.md §7). CSV keeps
 // every value exactly, so nothing is reported lossy; the target says how
 // the value is written.
-func (s *Sink) Mapping(cols []decode.Column) []engine.ColumnMapping {
-	out := make([]engine.ColumnMapping, len(cols))
+func (s *Sink) Mapping(cols []decode.Column) []sinks.ColumnMapping {
+	out := make([]sinks.ColumnMapping, len(cols))
 	for i := range cols {
-		out[i] = engine.ColumnMapping{Target: s.target(&cols[i].Type)}
+		out[i] = sinks.ColumnMapping{Target: s.target(&cols[i].Type)}
 	}
 	return out
 }

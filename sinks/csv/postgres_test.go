@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // TestCSVPostgresRoundTrip writes the postgres dialect for a table of
@@ -172,7 +172,7 @@ func TestCSVPostgresRoundTrip(t *testing.T) {
 		t.Run(tb.FullName(), func(t *testing.T) {
 			dir := t.TempDir()
 			s, _ := New(Config{Path: dir, Dialect: "postgres"})
-			_ = s.Open(ctx, engine.ExtractInfo{Name: tb.Name})
+			_ = s.Open(ctx, sinks.ExtractInfo{Name: tb.Name})
 			streamTable(t, tb, s, tb.Rows, true)
 			st, err := s.Publish(ctx)
 			if err != nil {

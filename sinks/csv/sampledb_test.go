@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // streamTable sends rows [0, rows) of tb through the real decoder into sink.
@@ -70,7 +70,7 @@ func TestCSVSampleDB(t *testing.T) {
 					t.Fatal(err)
 				}
 				ctx := context.Background()
-				_ = s.Open(ctx, engine.ExtractInfo{Name: tb.Name})
+				_ = s.Open(ctx, sinks.ExtractInfo{Name: tb.Name})
 				streamTable(t, tb, s, tb.Rows, dialect == "postgres")
 				st, err := s.Publish(ctx)
 				if err != nil {

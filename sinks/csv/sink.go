@@ -15,21 +15,22 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/sinks"
 	"github.com/tdsextract/tdsextract/sinks/internal/outfile"
 	"github.com/tdsextract/tdsextract/sinks/internal/sinkbase"
 )
 
-func init() {
-	sinkbase.Register("csv",
+// Factory is the csv sink's factory, for a sinks.Registry.
+func Factory() sinks.Factory {
+	return sinkbase.Factory("csv",
 		"CSV files (RFC 4180, or the postgres dialect COPY reads back), optionally gzip/zstd, split into numbered files",
 		ParseConfig, New)
 }
 
 var (
-	_ engine.Sink      = (*Sink)(nil)
+	_ sinks.Sink       = (*Sink)(nil)
 	_ decode.BytesSink = (*Sink)(nil)
-	_ engine.Mapper    = (*Sink)(nil)
+	_ sinks.Mapper     = (*Sink)(nil)
 )
 
 // streamThreshold is the size above which a text or binary value is no
@@ -46,10 +47,10 @@ const (
 )
 
 // Sink writes one extract as CSV. It is not safe for concurrent use; the
-// engine drives it from one goroutine (engine.Sink).
+// engine drives it from one goroutine (sinks.Sink).
 type Sink struct {
 	cfg   Config
-	info  engine.ExtractInfo
+	info  sinks.ExtractInfo
 	final string // final path of the (first) file, before numbering
 	split bool
 
@@ -132,7 +133,7 @@ func (s *Sink) Config() Config { return s.cfg }
 
 // Open prepares the sink for an extract. Files are created under temporary
 // names when the first result set starts.
-func (s *Sink) Open(ctx context.Context, info engine.ExtractInfo) error {
+func (s *Sink) Open(ctx context.Context, info sinks.ExtractInfo) error {
 	if info.Name == "" {
 		return errors.New("csv: extract has no name")
 	}
@@ -641,19 +642,19 @@ func (s *Sink) EndRow() error {
 
 // Publish finishes every file and renames each to its final name. An
 // extract that produced no result set publishes one empty file.
-func (s *Sink) Publish(ctx context.Context) (engine.SinkStats, error) {
+func (s *Sink) Publish(ctx context.Context) (sinks.Stats, error) {
 	if s.err != nil {
-		return engine.SinkStats{}, s.err
+		return sinks.Stats{}, s.err
 	}
 	if s.cur == nil && len(s.files.Files) == 0 {
 		if err := s.openFile(); err != nil {
-			return engine.SinkStats{}, err
+			return sinks.Stats{}, err
 		}
 	}
 	// a split exactly at the last row leaves an empty trailing file: drop it
 	if s.split && s.cur != nil && s.fileRows == 0 && len(s.files.Files) > 1 {
 		if err := s.closeFile(); err != nil {
-			return engine.SinkStats{}, err
+			return sinks.Stats{}, err
 		}
 		last := s.files.Files[len(s.files.Files)-1]
 		s.files.Files = s.files.Files[:len(s.files.Files)-1]
@@ -661,14 +662,14 @@ func (s *Sink) Publish(ctx context.Context) (engine.SinkStats, error) {
 		_ = os.Remove(last.Tmp)
 	}
 	if err := s.closeFile(); err != nil {
-		return engine.SinkStats{}, err
+		return sinks.Stats{}, err
 	}
 	files, err := s.files.Publish()
 	if err != nil {
 		s.err = fmt.Errorf("csv: %w", err)
-		return engine.SinkStats{}, s.err
+		return sinks.Stats{}, s.err
 	}
-	return engine.SinkStats{Rows: s.rows, Bytes: s.bytesOut, Files: files}, nil
+	return sinks.Stats{Rows: s.rows, Bytes: s.bytesOut, Files: files}, nil
 }
 
 // Abort removes every temporary file; nothing is left under a final name.

@@ -16,8 +16,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // cell is one value to drive into a sink (shared with the Parquet tests).
@@ -48,14 +48,14 @@ var (
 
 // writeTable runs a whole extract through a new sink with cfg and returns
 // the published files.
-func writeTable(t *testing.T, cfg Config, cols []decode.Column, rows [][]cell, parts int) (*Sink, engine.SinkStats) {
+func writeTable(t *testing.T, cfg Config, cols []decode.Column, rows [][]cell, parts int) (*Sink, sinks.Stats) {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := s.Open(ctx, engine.ExtractInfo{Name: "t", EstimatedRows: -1}); err != nil {
+	if err := s.Open(ctx, sinks.ExtractInfo{Name: "t", EstimatedRows: -1}); err != nil {
 		t.Fatal(err)
 	}
 	modes := make([]decode.Mode, len(cols))
@@ -296,10 +296,7 @@ func TestCSVConfigErrors(t *testing.T) {
 		if _, err := ParseConfig(o); err == nil {
 			t.Errorf("%v: accepted", o)
 		}
-		f, ok := engine.Default.Lookup("csv")
-		if !ok {
-			t.Fatal("csv not registered")
-		}
+		f := Factory()
 		if err := f.Validate(o); err == nil {
 			t.Errorf("%v: Validate accepted", o)
 		}
@@ -414,7 +411,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 	t.Run("abort", func(t *testing.T) {
 		dir := t.TempDir()
 		s, _ := New(Config{Path: dir, MaxRows: 2})
-		_ = s.Open(ctx, engine.ExtractInfo{Name: "t"})
+		_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
 		_ = s.Columns(cols, make([]decode.Mode, 1))
 		for i := 0; i < 5; i++ {
 			s.Int(0, int64(i))
@@ -436,7 +433,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 	t.Run("failing_writer", func(t *testing.T) {
 		dir := t.TempDir()
 		s, _ := New(Config{Path: dir, BufferSize: 4096})
-		_ = s.Open(ctx, engine.ExtractInfo{Name: "t"})
+		_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
 		_ = s.Columns(cols, make([]decode.Mode, 1))
 		_ = s.cur.File.Close() // every later write fails
 		var err error
@@ -458,7 +455,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 	t.Run("second_result_set_differs", func(t *testing.T) {
 		dir := t.TempDir()
 		s, _ := New(Config{Path: dir})
-		_ = s.Open(ctx, engine.ExtractInfo{Name: "t"})
+		_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
 		_ = s.Columns(cols, make([]decode.Mode, 1))
 		s.Int(0, 1)
 		_ = s.EndRow()
@@ -476,7 +473,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 	t.Run("no_result_set", func(t *testing.T) {
 		dir := t.TempDir()
 		s, _ := New(Config{Path: dir})
-		_ = s.Open(ctx, engine.ExtractInfo{Name: "empty"})
+		_ = s.Open(ctx, sinks.ExtractInfo{Name: "empty"})
 		st, err := s.Publish(ctx)
 		if err != nil || len(st.Files) != 1 {
 			t.Fatal(st, err)
@@ -502,7 +499,7 @@ func TestCSVAllocsPerRow(t *testing.T) {
 		dir := t.TempDir()
 		s, _ := New(Config{Path: dir, Compression: comp, MaxRows: 5000})
 		ctx := context.Background()
-		_ = s.Open(ctx, engine.ExtractInfo{Name: "t"})
+		_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
 		_ = s.Columns(cols, make([]decode.Mode, len(cols)))
 		one := func() {
 			for i := range row {

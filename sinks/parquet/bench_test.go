@@ -11,9 +11,9 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // The benchmarks run each shape two ways in the same process:
@@ -59,7 +59,7 @@ func BenchmarkParquetSink(b *testing.B) {
 					b.Fatal(err)
 				}
 				ctx := context.Background()
-				_ = s.Open(ctx, engine.ExtractInfo{Name: sh.name})
+				_ = s.Open(ctx, sinks.ExtractInfo{Name: sh.name})
 				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
 				_ = st.SetSink(s)
 				run := func(p []byte) { sinktest.Feed(b, st, p) }

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // Config is the Parquet sink's options. Unknown keys are rejected.
@@ -103,7 +103,7 @@ const (
 // ParseConfig decodes options strictly, applies defaults and validates.
 func ParseConfig(options map[string]any) (Config, error) {
 	var c Config
-	if err := engine.DecodeOptions(options, &c); err != nil {
+	if err := sinks.DecodeOptions(options, &c); err != nil {
 		return c, fmt.Errorf("parquet: %w", err)
 	}
 	c.applyDefaults()

@@ -15,8 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // cell is one value to drive into a sink (shared with the CSV tests).
@@ -31,14 +31,14 @@ func ncol(name string, ti decode.TypeInfo) decode.Column {
 }
 
 // writeTable runs rows through a new sink and publishes.
-func writeTable(t testing.TB, cfg Config, cols []decode.Column, rows [][]cell) engine.SinkStats {
+func writeTable(t testing.TB, cfg Config, cols []decode.Column, rows [][]cell) sinks.Stats {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := s.Open(ctx, engine.ExtractInfo{Name: "t"}); err != nil {
+	if err := s.Open(ctx, sinks.ExtractInfo{Name: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Columns(cols, make([]decode.Mode, len(cols))); err != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 func simpleCols() []decode.Column {
@@ -128,7 +128,7 @@ func TestParquetFailuresLeaveNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = s.Open(ctx, engine.ExtractInfo{Name: "t"})
+		_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
 		if err := s.Columns(cols, make([]decode.Mode, len(cols))); err != nil {
 			_ = s.Abort(ctx)
 			return dir, err
@@ -159,7 +159,7 @@ func TestParquetFailuresLeaveNothing(t *testing.T) {
 	t.Run("abort_mid_run", func(t *testing.T) {
 		dir := t.TempDir()
 		s, _ := New(Config{Path: dir, RowGroupRows: 10, MaxRows: 30})
-		_ = s.Open(ctx, engine.ExtractInfo{Name: "t"})
+		_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
 		_ = s.Columns(simpleCols(), make([]decode.Mode, 3))
 		for _, r := range simpleRows(95) {
 			for i := range r {
@@ -209,7 +209,7 @@ func TestParquetFailuresLeaveNothing(t *testing.T) {
 	t.Run("second_result_set", func(t *testing.T) {
 		dir := t.TempDir()
 		s, _ := New(Config{Path: dir})
-		_ = s.Open(ctx, engine.ExtractInfo{Name: "t"})
+		_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
 		_ = s.Columns(simpleCols(), make([]decode.Mode, 3))
 		if err := s.Columns(simpleCols(), make([]decode.Mode, 3)); err != nil {
 			t.Fatal(err)
@@ -234,10 +234,7 @@ func TestParquetConfig(t *testing.T) {
 		{"compression": "lz4"}, {"row_group_bytes": 10}, {"page_bytes": 1}, {"dictionary": "some"},
 		{"parallel": -1}, {"max_rows": -5}, {"unknown": true}, {"compression": "zstd", "compression_level": 9},
 	}
-	f, ok := engine.Default.Lookup("parquet")
-	if !ok {
-		t.Fatal("parquet not registered")
-	}
+	f := Factory()
 	for _, o := range bad {
 		if err := f.Validate(o); err == nil {
 			t.Errorf("%v accepted", o)
@@ -284,7 +281,7 @@ func TestParquetAllocsPerRow(t *testing.T) {
 		{Kind: 'g', G: g}, {Kind: 'f', F: 0.5}, {Kind: 'v', Vec: []float32{1, 2, 3}}, {Kind: 'n'}}
 	s, _ := New(Config{Path: t.TempDir(), RowGroupRows: 5000, Compression: "snappy"})
 	ctx := context.Background()
-	_ = s.Open(ctx, engine.ExtractInfo{Name: "t"})
+	_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
 	_ = s.Columns(cols, make([]decode.Mode, len(cols)))
 	one := func() {
 		for i := range row {

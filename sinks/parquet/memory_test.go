@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // TestParquetMemoryBound streams many lineitem rows through the decoder
@@ -30,7 +30,7 @@ func TestParquetMemoryBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	_ = s.Open(ctx, engine.ExtractInfo{Name: "lineitem"})
+	_ = s.Open(ctx, sinks.ExtractInfo{Name: "lineitem"})
 	st := decode.NewStream(decode.StreamOptions{})
 	_ = st.SetSink(s)
 	run := func(p []byte) { sinktest.Feed(t, st, p) }

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/sinks"
 	"github.com/tdsextract/tdsextract/sinks/internal/outfile"
 )
 
@@ -116,7 +116,7 @@ func partitionable(c *decode.Column, p *colPlan) error {
 	}
 	return fmt.Errorf("parquet: partition_by column %q is %s, which cannot name a partition directory: "+
 		"partition by bit, integer, date, uniqueidentifier or char/varchar/nchar/nvarchar up to 8000 bytes "+
-		"(cast in the query, e.g. CAST(col AS date) for a datetime)", c.Name, engine.SQLTypeName(&decode.Column{Type: c.Type}))
+		"(cast in the query, e.g. CAST(col AS date) for a datetime)", c.Name, decode.SQLTypeName(&decode.Column{Type: c.Type}))
 }
 
 // initPartitions resolves partition_by against the result's columns.
@@ -521,20 +521,20 @@ func (pt *partitioner) unlink(p *partition) {
 
 // publishPartitioned finishes every open partition, then renames every
 // partition's files to their final names.
-func (s *Sink) publishPartitioned() (engine.SinkStats, error) {
+func (s *Sink) publishPartitioned() (sinks.Stats, error) {
 	pt := s.part
 	for pt.head != nil && s.err == nil {
 		s.closePartition(pt.head)
 	}
 	if s.err != nil {
-		return engine.SinkStats{}, s.err
+		return sinks.Stats{}, s.err
 	}
-	st := engine.SinkStats{Rows: s.rows}
+	st := sinks.Stats{Rows: s.rows}
 	for _, p := range pt.all {
 		files, err := p.sink.files.Publish()
 		if err != nil {
 			s.fail(fmt.Errorf("parquet: %w", err))
-			return engine.SinkStats{}, s.err
+			return sinks.Stats{}, s.err
 		}
 		st.Files = append(st.Files, files...)
 		st.Bytes += p.sink.bytesOut

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // treeFiles lists every entry under root as slash paths relative to root
@@ -105,7 +105,7 @@ func TestParquetPartitionSales(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			_ = s.Open(ctx, engine.ExtractInfo{Name: "orders", Schema: "sales", Table: "orders"})
+			_ = s.Open(ctx, sinks.ExtractInfo{Name: "orders", Schema: "sales", Table: "orders"})
 			streamTable(t, tb, s, tb.Rows, false)
 			st, err := s.Publish(ctx)
 			if err != nil {
@@ -190,7 +190,7 @@ func TestParquetPartitionLineitemBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	_ = s.Open(ctx, engine.ExtractInfo{Name: "lineitem"})
+	_ = s.Open(ctx, sinks.ExtractInfo{Name: "lineitem"})
 	streamTable(t, tb, s, tb.Rows, true)
 	st, err := s.Publish(ctx)
 	if err != nil {
@@ -252,14 +252,14 @@ func partCols() []decode.Column {
 
 // runRows drives rows through a sink on cols and publishes (or, with
 // abort, aborts before Publish).
-func runRows(t *testing.T, cfg Config, cols []decode.Column, rows [][]cell, abort bool) (engine.SinkStats, *Sink) {
+func runRows(t *testing.T, cfg Config, cols []decode.Column, rows [][]cell, abort bool) (sinks.Stats, *Sink) {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	_ = s.Open(ctx, engine.ExtractInfo{Name: "t"})
+	_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
 	if err := s.Columns(cols, make([]decode.Mode, len(cols))); err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func runRows(t *testing.T, cfg Config, cols []decode.Column, rows [][]cell, abor
 		if err := s.Abort(ctx); err != nil {
 			t.Fatal(err)
 		}
-		return engine.SinkStats{}, s
+		return sinks.Stats{}, s
 	}
 	st, err := s.Publish(ctx)
 	if err != nil {
@@ -495,7 +495,7 @@ func TestParquetPartitionRejects(t *testing.T) {
 			}
 			t.Fatal(err)
 		}
-		_ = s.Open(context.Background(), engine.ExtractInfo{Name: "t"})
+		_ = s.Open(context.Background(), sinks.ExtractInfo{Name: "t"})
 		err = s.Columns(cols, make([]decode.Mode, len(cols)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("partition_by %v: error %v, want it to mention %q", tc.by, err, tc.want)
@@ -503,13 +503,13 @@ func TestParquetPartitionRejects(t *testing.T) {
 	}
 	// every column a partition column, none left for the files
 	s, _ := New(Config{Path: t.TempDir(), PartitionBy: []string{"id"}})
-	_ = s.Open(context.Background(), engine.ExtractInfo{Name: "t"})
+	_ = s.Open(context.Background(), sinks.ExtractInfo{Name: "t"})
 	if err := s.Columns(cols[:1], make([]decode.Mode, 1)); err == nil || !strings.Contains(err.Error(), "no columns") {
 		t.Errorf("all columns partitioned: %v", err)
 	}
 	// ... which partition_columns_in_file allows
 	s, _ = New(Config{Path: t.TempDir(), PartitionBy: []string{"id"}, PartitionColumnsInFile: true})
-	_ = s.Open(context.Background(), engine.ExtractInfo{Name: "t"})
+	_ = s.Open(context.Background(), sinks.ExtractInfo{Name: "t"})
 	if err := s.Columns(cols[:1], make([]decode.Mode, 1)); err != nil {
 		t.Error(err)
 	}
@@ -533,7 +533,7 @@ func TestParquetPartitionAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := context.Background()
-		_ = s.Open(ctx, engine.ExtractInfo{Name: "t"})
+		_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
 		if err := s.Columns(cols, make([]decode.Mode, len(cols))); err != nil {
 			t.Fatal(err)
 		}
@@ -594,7 +594,7 @@ func BenchmarkParquetSinkPartitioned(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
-			_ = s.Open(ctx, engine.ExtractInfo{Name: "lineitem"})
+			_ = s.Open(ctx, sinks.ExtractInfo{Name: "lineitem"})
 			st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
 			_ = st.SetSink(s)
 			run := func(p []byte) { sinktest.Feed(b, st, p) }

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
-	"github.com/tdsextract/tdsextract/internal/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // streamTable sends rows [0, rows) of tb through the real decoder into sink.
@@ -137,7 +137,7 @@ func TestParquetSampleDB(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			_ = s.Open(ctx, engine.ExtractInfo{Name: tc.name})
+			_ = s.Open(ctx, sinks.ExtractInfo{Name: tc.name})
 			streamTable(t, tb, s, tb.Rows, false)
 			st, err := s.Publish(ctx)
 			if err != nil {
@@ -181,7 +181,7 @@ func TestParquetSampleDB(t *testing.T) {
 						want := "NULL"
 						if row[i] != nil {
 							vr := row[i].(decode.Variant)
-							want = engine.SQLTypeName(&decode.Column{Type: vr.Type})
+							want = decode.SQLTypeName(&decode.Column{Type: vr.Type})
 						}
 						if got := res.rows[r][idx[i]+1]; got != want {
 							t.Errorf("row %d %s type: got %q want %q", r, tb.Columns[i].Name, got, want)

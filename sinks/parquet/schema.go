@@ -9,7 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // orderedGroup is a group node whose fields keep the order they were given
@@ -247,11 +247,11 @@ func (s *Sink) plan(c *decode.Column) colPlan {
 }
 
 // Mapping describes each column's Parquet type (the pre-flight report).
-func (s *Sink) Mapping(cols []decode.Column) []engine.ColumnMapping {
-	out := make([]engine.ColumnMapping, len(cols))
+func (s *Sink) Mapping(cols []decode.Column) []sinks.ColumnMapping {
+	out := make([]sinks.ColumnMapping, len(cols))
 	for i := range cols {
 		p := s.plan(&cols[i])
-		out[i] = engine.ColumnMapping{Target: p.target, Lossy: p.lossy != "", Why: p.lossy}
+		out[i] = sinks.ColumnMapping{Target: p.target, Lossy: p.lossy != "", Why: p.lossy}
 		if p.kind == kTSNanos || p.kind == kDTONanos {
 			out[i].Why = "TIMESTAMP NANOS covers 1677-09-21 .. 2262-04-11 only: a value outside fails the run (set timestamp_nanos: false for MICROS)"
 		}

@@ -15,21 +15,22 @@ import (
 	pqzstd "github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/sinks"
 	"github.com/tdsextract/tdsextract/sinks/internal/outfile"
 	"github.com/tdsextract/tdsextract/sinks/internal/sinkbase"
 )
 
-func init() {
-	sinkbase.Register("parquet",
+// Factory is the parquet sink's factory, for a sinks.Registry.
+func Factory() sinks.Factory {
+	return sinkbase.Factory("parquet",
 		"Parquet files (lossless types, zstd, row groups compressed in parallel, split into numbered files)",
 		ParseConfig, New)
 }
 
 var (
-	_ engine.Sink      = (*Sink)(nil)
+	_ sinks.Sink       = (*Sink)(nil)
 	_ decode.BytesSink = (*Sink)(nil)
-	_ engine.Mapper    = (*Sink)(nil)
+	_ sinks.Mapper     = (*Sink)(nil)
 )
 
 // epochDays is 1970-01-01 as days since 0001-01-01 (Parquet DATE and
@@ -73,11 +74,11 @@ func (b *batch) reset() {
 }
 
 // Sink writes one extract as Parquet. It is driven from one goroutine
-// (engine.Sink); row groups are encoded and compressed by background
+// (sinks.Sink); row groups are encoded and compressed by background
 // goroutines, at most Config.Parallel at a time.
 type Sink struct {
 	cfg   Config
-	info  engine.ExtractInfo
+	info  sinks.ExtractInfo
 	final string
 	split bool
 	codec compress.Codec
@@ -147,7 +148,7 @@ func (s *Sink) Config() Config { return s.cfg }
 
 // Open prepares the sink; files are created when the first row group is
 // written (or at Publish for an empty result).
-func (s *Sink) Open(ctx context.Context, info engine.ExtractInfo) error {
+func (s *Sink) Open(ctx context.Context, info sinks.ExtractInfo) error {
 	if info.Name == "" {
 		return errors.New("parquet: extract has no name")
 	}
@@ -540,7 +541,7 @@ func (s *Sink) typeName(ti *decode.TypeInfo) string {
 	if s.vnames == nil {
 		s.vnames = map[variantKey]string{}
 	}
-	n := engine.SQLTypeName(&decode.Column{Type: *ti})
+	n := decode.SQLTypeName(&decode.Column{Type: *ti})
 	s.vnames[k] = n
 	return n
 }

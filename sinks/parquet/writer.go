@@ -9,7 +9,7 @@ import (
 
 	pq "github.com/parquet-go/parquet-go"
 
-	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/sinks"
 	"github.com/tdsextract/tdsextract/sinks/internal/outfile"
 )
 
@@ -406,9 +406,9 @@ func (b *batch) writeTypes(c *colBuf, w *pq.ColumnWriter) error {
 // file to its final name. An empty result set still gives a valid file
 // with the schema and no row groups; an extract without any result set
 // publishes nothing.
-func (s *Sink) Publish(ctx context.Context) (engine.SinkStats, error) {
+func (s *Sink) Publish(ctx context.Context) (sinks.Stats, error) {
 	if s.err != nil {
-		return engine.SinkStats{}, s.err
+		return sinks.Stats{}, s.err
 	}
 	if s.part != nil {
 		return s.publishPartitioned()
@@ -422,14 +422,14 @@ func (s *Sink) Publish(ctx context.Context) (engine.SinkStats, error) {
 		s.finishFile()
 	}
 	if s.err != nil {
-		return engine.SinkStats{}, s.err
+		return sinks.Stats{}, s.err
 	}
 	files, err := s.files.Publish()
 	if err != nil {
 		s.fail(fmt.Errorf("parquet: %w", err))
-		return engine.SinkStats{}, s.err
+		return sinks.Stats{}, s.err
 	}
-	return engine.SinkStats{Rows: s.rows, Bytes: s.bytesOut, Files: files}, nil
+	return sinks.Stats{Rows: s.rows, Bytes: s.bytesOut, Files: files}, nil
 }
 
 // Abort waits for the encoders and removes every temporary file.

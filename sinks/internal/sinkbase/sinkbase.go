@@ -1,21 +1,21 @@
 // Package sinkbase holds what the file sinks (csv, parquet) share besides
-// their output files (package outfile): registration with the engine and
+// their output files (package outfile): their factories and
 // in-place hex for binary values.
 package sinkbase
 
 import (
 	"slices"
 
-	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
-// Register adds a file sink to engine.Default: parse turns the options
-// into a config (and so validates them), newSink builds the sink from it.
-func Register[C any, S engine.Sink](name, description string, parse func(map[string]any) (C, error), newSink func(C) (S, error)) {
-	engine.Default.MustRegister(engine.Factory{
+// Factory builds a file sink's factory: parse turns the options into a
+// config (and so validates them), newSink builds the sink from it.
+func Factory[C any, S sinks.Sink](name, description string, parse func(map[string]any) (C, error), newSink func(C) (S, error)) sinks.Factory {
+	return sinks.Factory{
 		Name:        name,
 		Description: description,
-		New: func(options map[string]any) (engine.Sink, error) {
+		New: func(options map[string]any) (sinks.Sink, error) {
 			c, err := parse(options)
 			if err != nil {
 				return nil, err
@@ -30,7 +30,7 @@ func Register[C any, S engine.Sink](name, description string, parse func(map[str
 			_, err := parse(options)
 			return err
 		},
-	})
+	}
 }
 
 const hexDigits = "0123456789abcdef"

@@ -1,0 +1,668 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tdsextract/tdsextract/internal/secret"
+)
+
+// EncryptMode is the connection's encryption policy (DESIGN.md §6).
+type EncryptMode uint8
+
+const (
+	// EncryptMandatory (the zero value, the default): TLS for the whole
+	// session, negotiated inside PRELOGIN (TDS 7.x); fails if the server
+	// does not support encryption. Connection-string values: true, yes,
+	// mandatory.
+	EncryptMandatory EncryptMode = iota
+	// EncryptOptional: TLS if the server wants it; otherwise only the
+	// LOGIN7 packet is encrypted, as SQL Server does for ENCRYPT_OFF.
+	// Values: false, no, optional.
+	EncryptOptional
+	// EncryptDisable: no TLS at all (the client announces NOT_SUP); a
+	// server that requires encryption refuses the connection. Value: disable.
+	EncryptDisable
+	// EncryptStrict: TDS 8.0, TLS on the TCP connection before PRELOGIN
+	// with ALPN "tds/8.0". Value: strict.
+	EncryptStrict
+)
+
+// String returns the mode's canonical connection-string value.
+func (m EncryptMode) String() string {
+	switch m {
+	case EncryptMandatory:
+		return "mandatory"
+	case EncryptOptional:
+		return "optional"
+	case EncryptDisable:
+		return "disable"
+	case EncryptStrict:
+		return "strict"
+	}
+	return fmt.Sprintf("EncryptMode(%d)", uint8(m))
+}
+
+// ParseEncryptMode parses an encrypt value: disable; false/no/optional;
+// true/yes/mandatory; strict (case-insensitive).
+func ParseEncryptMode(s string) (EncryptMode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "disable", "disabled":
+		return EncryptDisable, nil
+	case "false", "no", "optional", "0":
+		return EncryptOptional, nil
+	case "true", "yes", "mandatory", "1", "":
+		return EncryptMandatory, nil
+	case "strict":
+		return EncryptStrict, nil
+	}
+	return 0, fmt.Errorf("engine: invalid encrypt value %q (want disable, optional/false, mandatory/true or strict)", s)
+}
+
+// Packet size bounds (MS-TDS 2.2.6.4 LOGIN7 PacketSize).
+const (
+	minPacketSize = 512
+	maxPacketSize = 32767
+)
+
+// Defaults that are documented parts of the configuration contract.
+const (
+	// DefaultPort is SQL Server's TCP port when neither a port nor an
+	// instance name is given.
+	DefaultPort = 1433
+	// DefaultBrowserPort is the SQL Server Browser's UDP port (MC-SQLR).
+	DefaultBrowserPort = 1434
+	// DefaultConnectTimeout bounds dialing plus the login handshake when
+	// Config.ConnectTimeout is zero (the value SqlClient and ODBC use).
+	DefaultConnectTimeout = 15 * time.Second
+	// DefaultCancelTimeout bounds the ATTENTION drain after a timeout or a
+	// cancellation; when it expires the connection is closed instead.
+	DefaultCancelTimeout = 5 * time.Second
+	// AccessTokenEnv is the environment variable Connect reads an Entra ID
+	// access token from when the Config has neither AccessToken nor a
+	// password source.
+	AccessTokenEnv = "TDSEXTRACT_ACCESS_TOKEN"
+)
+
+// Config is everything needed to open a session. Build it with
+// ParseConnString or as a literal; Connect validates it.
+type Config struct {
+	Host     string
+	Port     int    // 0: DefaultPort, or the SQL Browser's answer when Instance is set
+	Instance string // named instance, resolved through the SQL Browser when Port is 0
+	Database string
+	User     string
+
+	// Password, or where to read it: PasswordEnv names an environment
+	// variable, PasswordFile a file (one trailing newline is removed).
+	// At most one of the three may be set.
+	Password     secret.Secret
+	PasswordEnv  string
+	PasswordFile string
+
+	// AccessToken is an Entra ID (Azure AD) access token sent as the
+	// FEDAUTH security token. When no credential is configured at all,
+	// Connect takes it from the environment variable AccessTokenEnv.
+	AccessToken secret.Secret
+
+	Encrypt                EncryptMode
+	TrustServerCertificate bool   // skip certificate verification: explicit opt-in only
+	CAFile                 string // PEM roots to verify the server against; empty: system pool
+	HostNameInCertificate  string // name expected in the certificate; empty: Host
+
+	// ConnectTimeout bounds dial + PRELOGIN + TLS + login (and one routing
+	// hop). Zero means DefaultConnectTimeout; negative means no limit
+	// beyond the caller's context.
+	ConnectTimeout time.Duration
+	// CancelTimeout bounds the ATTENTION round trip; zero means DefaultCancelTimeout.
+	CancelTimeout time.Duration
+
+	// PacketSize requested at login; zero requests the maximum, 32767
+	// (larger packets measured much less wall time). The server may grant less (ENVCHANGE packet size).
+	PacketSize     int
+	AppName        string
+	Workstation    string // LOGIN7 HostName; empty: os.Hostname()
+	Language       string
+	ReadOnlyIntent bool // ApplicationIntent=ReadOnly (read-only routing)
+
+	// ResidencyCap is the most bytes one token or one value part may need
+	// resident in the read buffer (DESIGN.md §4); zero: the decoder default.
+	ResidencyCap int
+
+	// ReadAhead is how many 256 KiB chunks a goroutine of the session
+	// reads ahead of the decoder after login (see readahead.go): zero
+	// means 4 (1 MiB), at most 64; a negative value turns read-ahead off,
+	// so that the request goroutine reads the socket itself. Connection
+	// string key: readAhead=off|on|N.
+	ReadAhead int
+
+	// BrowserPort is the SQL Browser's UDP port; zero: DefaultBrowserPort.
+	BrowserPort int
+	// Dialer opens the TCP connection; nil uses net.Dialer.
+	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Validate checks the configuration without touching the network or the
+// environment.
+func (c *Config) Validate() error {
+	if c.Host == "" {
+		return errors.New("engine: config: no server host")
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		return fmt.Errorf("engine: config: port %d out of range", c.Port)
+	}
+	if c.PacketSize != 0 && (c.PacketSize < minPacketSize || c.PacketSize > maxPacketSize) {
+		return fmt.Errorf("engine: config: packet size %d outside [%d, %d]", c.PacketSize, minPacketSize, maxPacketSize)
+	}
+	if c.Encrypt > EncryptStrict {
+		return fmt.Errorf("engine: config: invalid encrypt mode %d", c.Encrypt)
+	}
+	n := 0
+	for _, set := range []bool{c.Password != "", c.PasswordEnv != "", c.PasswordFile != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return errors.New("engine: config: more than one of password, password env and password file is set")
+	}
+	if c.ResidencyCap < 0 {
+		return errors.New("engine: config: negative residency cap")
+	}
+	if c.ReadAhead > maxReadAheadChunks {
+		return fmt.Errorf("engine: config: read-ahead of %d chunks exceeds %d", c.ReadAhead, maxReadAheadChunks)
+	}
+	return nil
+}
+
+// resolveSecrets returns a copy of c with Password filled from PasswordEnv
+// or PasswordFile and, when no credential is configured, AccessToken from
+// the AccessTokenEnv environment variable.
+func (c Config) resolveSecrets() (Config, error) {
+	switch {
+	case c.PasswordEnv != "":
+		v, ok := os.LookupEnv(c.PasswordEnv)
+		if !ok {
+			return c, fmt.Errorf("engine: config: password environment variable %s is not set", c.PasswordEnv)
+		}
+		c.Password, c.PasswordEnv = secret.Secret(v), ""
+	case c.PasswordFile != "":
+		b, err := os.ReadFile(c.PasswordFile)
+		if err != nil {
+			return c, fmt.Errorf("engine: config: password file: %w", err)
+		}
+		s := strings.TrimSuffix(string(b), "\n")
+		s = strings.TrimSuffix(s, "\r")
+		c.Password, c.PasswordFile = secret.Secret(s), ""
+	}
+	if c.AccessToken == "" && c.Password == "" && c.User == "" {
+		if v := os.Getenv(AccessTokenEnv); v != "" {
+			c.AccessToken = secret.Secret(strings.TrimSpace(v))
+		}
+	}
+	return c, nil
+}
+
+// ParseConnString parses a connection string in either form:
+//
+//	sqlserver://user:pass@host:port/instance?database=db&encrypt=strict&connection+timeout=30
+//	Server=tcp:host,1433;Database=db;User ID=u;Password={p;w};Encrypt=true
+//
+// In the URL form the user information is percent-decoded; a password may
+// also contain raw '@', ':', '#', ';' and spaces (everything up to the last
+// '@' before the query is user information; '/' and '?' must be
+// percent-encoded). In the ADO form a value may be quoted with {...} (a '}'
+// doubled inside), "..." or '...' (the quote doubled inside) to carry ';'.
+// Keys are case-insensitive and spaces in keys are ignored; unknown keys are
+// an error. Supported keys (either form): server (ADO), database,
+// user id, password, password env, password file, encrypt,
+// TrustServerCertificate, certificate, hostNameInCertificate,
+// connection timeout (seconds or a Go duration; 0 = no limit), packet size,
+// app name, workstation id, language, ApplicationIntent.
+func ParseConnString(s string) (Config, error) {
+	s = strings.TrimSpace(s)
+	var cfg Config
+	if len(s) >= 12 && strings.EqualFold(s[:12], "sqlserver://") {
+		if err := parseURL(&cfg, s[12:]); err != nil {
+			return Config{}, err
+		}
+	} else {
+		if err := parseADO(&cfg, s); err != nil {
+			return Config{}, err
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+func parseURL(cfg *Config, rest string) error {
+	query := ""
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		rest, query = rest[:q], rest[q+1:]
+	}
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		userinfo := rest[:at]
+		rest = rest[at+1:]
+		user, pass, hasPass := strings.Cut(userinfo, ":")
+		cfg.User = unescapeLenient(user)
+		if hasPass {
+			cfg.Password = secret.Secret(unescapeLenient(pass))
+		}
+	}
+	hostport, path, _ := strings.Cut(rest, "/")
+	if path != "" {
+		p, err := url.PathUnescape(path)
+		if err != nil {
+			return fmt.Errorf("engine: connection string: instance: %w", err)
+		}
+		cfg.Instance = strings.TrimSuffix(p, "/")
+	}
+	if err := setHostPort(cfg, hostport, ':'); err != nil {
+		return err
+	}
+	if query == "" {
+		return nil
+	}
+	vals, err := url.ParseQuery(query)
+	if err != nil {
+		return fmt.Errorf("engine: connection string: query: %w", err)
+	}
+	for k, vs := range vals {
+		if err := setKey(cfg, k, vs[len(vs)-1], false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unescapeLenient percent-decodes s, keeping s literally when it is not
+// valid percent-encoding (a raw password such as "100%").
+func unescapeLenient(s string) string {
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// setHostPort parses "host", "host:port" (URL) or "host,port" (ADO), with
+// an optional "\instance" after the host and IPv6 in brackets.
+func setHostPort(cfg *Config, s string, portSep byte) error {
+	s = strings.TrimSpace(s)
+	host, port := s, ""
+	if strings.HasPrefix(s, "[") {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return fmt.Errorf("engine: connection string: bad IPv6 address %q", s)
+		}
+		host, port = s[1:end], s[end+1:]
+		if port != "" {
+			if port[0] != portSep {
+				return fmt.Errorf("engine: connection string: bad address %q", s)
+			}
+			port = port[1:]
+		}
+	} else if i := strings.LastIndexByte(s, portSep); i >= 0 && (portSep == ',' || strings.Count(s, ":") == 1) {
+		host, port = s[:i], s[i+1:]
+	}
+	if h, inst, ok := strings.Cut(host, `\`); ok {
+		host = h
+		if inst != "" {
+			cfg.Instance = inst
+		}
+	}
+	host = strings.TrimSpace(host)
+	switch strings.ToLower(host) {
+	case ".", "(local)", "(localdb)":
+		host = "localhost"
+	}
+	cfg.Host = host
+	if port = strings.TrimSpace(port); port != "" {
+		p, err := strconv.Atoi(port)
+		if err != nil || p <= 0 || p > 65535 {
+			return fmt.Errorf("engine: connection string: bad port %q", port)
+		}
+		cfg.Port = p
+	}
+	return nil
+}
+
+func parseADO(cfg *Config, s string) error {
+	pairs, err := splitADO(s)
+	if err != nil {
+		return err
+	}
+	for _, kv := range pairs {
+		if err := setKey(cfg, kv[0], kv[1], true); err != nil {
+			return err
+		}
+	}
+	if cfg.Host == "" {
+		return errors.New("engine: connection string: no Server")
+	}
+	return nil
+}
+
+// splitADO splits "k=v;k2={v;2};k3='it”s'" into key/value pairs.
+func splitADO(s string) ([][2]string, error) {
+	var out [][2]string
+	i := 0
+	for i < len(s) {
+		// key: up to '='
+		for i < len(s) && (s[i] == ';' || s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n') {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+		eq := strings.IndexByte(s[i:], '=')
+		if eq < 0 {
+			return nil, fmt.Errorf("engine: connection string: %q has no '='", s[i:])
+		}
+		key := strings.TrimSpace(s[i : i+eq])
+		if strings.ContainsRune(key, ';') {
+			return nil, fmt.Errorf("engine: connection string: %q has no '='", key[:strings.IndexByte(key, ';')])
+		}
+		i += eq + 1
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		var val string
+		if i < len(s) && (s[i] == '{' || s[i] == '"' || s[i] == '\'') {
+			open := s[i]
+			closer := open
+			if open == '{' {
+				closer = '}'
+			}
+			var b strings.Builder
+			j := i + 1
+			closed := false
+			for j < len(s) {
+				if s[j] == closer {
+					if j+1 < len(s) && s[j+1] == closer {
+						b.WriteByte(closer)
+						j += 2
+						continue
+					}
+					closed = true
+					j++
+					break
+				}
+				b.WriteByte(s[j])
+				j++
+			}
+			if !closed {
+				return nil, fmt.Errorf("engine: connection string: unterminated quoted value for %q", key)
+			}
+			for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+				j++
+			}
+			if j < len(s) && s[j] != ';' {
+				return nil, fmt.Errorf("engine: connection string: text after the quoted value of %q", key)
+			}
+			val, i = b.String(), j
+		} else {
+			end := strings.IndexByte(s[i:], ';')
+			if end < 0 {
+				end = len(s) - i
+			}
+			val = strings.TrimSpace(s[i : i+end])
+			i += end
+		}
+		if key == "" {
+			return nil, errors.New("engine: connection string: empty key")
+		}
+		out = append(out, [2]string{key, val})
+	}
+	return out, nil
+}
+
+// ignoredKeys are ADO/URL keys that are accepted and have no effect here.
+var ignoredKeys = map[string]bool{
+	"persistsecurityinfo": true, "multipleactiveresultsets": true, "pooling": true,
+	"multisubnetfailover": true, "serverspn": true, "log": true, "minpoolsize": true,
+	"maxpoolsize": true, "connectretrycount": true, "connectretryinterval": true,
+}
+
+func setKey(cfg *Config, key, val string, ado bool) error {
+	k := strings.ToLower(strings.Map(func(r rune) rune {
+		if r == ' ' || r == '_' {
+			return -1
+		}
+		return r
+	}, key))
+	bad := func(err error) error {
+		return fmt.Errorf("engine: connection string: %s: %w", key, err)
+	}
+	switch k {
+	case "server", "datasource", "address", "addr", "networkaddress":
+		if !ado {
+			return fmt.Errorf("engine: connection string: %s is not a URL parameter (put the host in the URL)", key)
+		}
+		v := val
+		if i := strings.IndexByte(v, ':'); i >= 0 && !strings.HasPrefix(v, "[") && strings.Count(v, ":") == 1 {
+			switch proto := strings.ToLower(strings.TrimSpace(v[:i])); proto {
+			case "tcp":
+				v = v[i+1:]
+			case "np", "lpc", "admin":
+				return fmt.Errorf("engine: connection string: protocol %q is not supported (TCP only)", proto)
+			}
+		} else if strings.HasPrefix(strings.ToLower(v), "tcp:") {
+			v = v[4:]
+		}
+		return setHostPort(cfg, v, ',')
+	case "port":
+		p, err := strconv.Atoi(val)
+		if err != nil || p <= 0 || p > 65535 {
+			return fmt.Errorf("engine: connection string: bad port %q", val)
+		}
+		cfg.Port = p
+	case "database", "initialcatalog":
+		cfg.Database = val
+	case "userid", "uid", "user", "username":
+		cfg.User = val
+	case "password", "pwd":
+		cfg.Password = secret.Secret(val)
+	case "passwordenv":
+		cfg.PasswordEnv = val
+	case "passwordfile":
+		cfg.PasswordFile = val
+	case "encrypt":
+		m, err := ParseEncryptMode(val)
+		if err != nil {
+			return err
+		}
+		cfg.Encrypt = m
+	case "trustservercertificate":
+		b, err := parseBool(val)
+		if err != nil {
+			return bad(err)
+		}
+		cfg.TrustServerCertificate = b
+	case "certificate", "servercertificate", "cafile":
+		cfg.CAFile = val
+	case "hostnameincertificate":
+		cfg.HostNameInCertificate = val
+	case "connecttimeout", "connectiontimeout", "timeout", "dialtimeout", "logintimeout":
+		d, err := parseSeconds(val)
+		if err != nil {
+			return bad(err)
+		}
+		if d == 0 {
+			d = -1 // "0" means no limit in ADO and go-mssqldb
+		}
+		cfg.ConnectTimeout = d
+	case "packetsize":
+		n, err := strconv.Atoi(val)
+		if err != nil {
+			return bad(err)
+		}
+		cfg.PacketSize = n
+	case "readahead":
+		n, err := parseReadAhead(val)
+		if err != nil {
+			return bad(err)
+		}
+		cfg.ReadAhead = n
+	case "appname", "applicationname":
+		cfg.AppName = val
+	case "workstationid", "wsid":
+		cfg.Workstation = val
+	case "language", "currentlanguage":
+		cfg.Language = val
+	case "applicationintent":
+		switch strings.ToLower(val) {
+		case "readonly":
+			cfg.ReadOnlyIntent = true
+		case "readwrite", "":
+			cfg.ReadOnlyIntent = false
+		default:
+			return bad(fmt.Errorf("want ReadOnly or ReadWrite, got %q", val))
+		}
+	case "instance", "instancename":
+		cfg.Instance = val
+	default:
+		if ignoredKeys[k] {
+			return nil
+		}
+		return fmt.Errorf("engine: connection string: unknown key %q", key)
+	}
+	return nil
+}
+
+// parseReadAhead reads the readAhead key: a boolean word (parseBool; an
+// empty value is the default ring, on), or a number of 256 KiB chunks (0
+// is off).
+func parseReadAhead(s string) (int, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, nil
+	}
+	if n, err := strconv.Atoi(t); err == nil && n >= 0 && n <= maxReadAheadChunks {
+		if n == 0 {
+			return -1, nil
+		}
+		return n, nil
+	}
+	on, err := parseBool(t)
+	if err != nil {
+		return 0, fmt.Errorf("want off, on or 1..%d chunks of 256 KiB, got %q", maxReadAheadChunks, s)
+	}
+	if on {
+		return 0, nil
+	}
+	return -1, nil
+}
+
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "yes", "1", "on":
+		return true, nil
+	case "false", "no", "0", "off", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid boolean %q", s)
+}
+
+// parseSeconds accepts an integer number of seconds or a Go duration.
+func parseSeconds(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 || n > 1<<31 {
+			return 0, fmt.Errorf("invalid seconds %q", s)
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("invalid duration %q", s)
+	}
+	return d, nil
+}
+
+// resolveInstancePort asks the SQL Server Browser (MC-SQLR, UDP) for the TCP
+// port of a named instance: CLNT_UCAST_INST (0x04, instance name, NUL) is
+// answered by SVR_RESP (0x05, USHORT length, "ServerName;X;InstanceName;Y;
+// ...;tcp;PORT;...;;").
+func resolveInstancePort(ctx context.Context, host string, browserPort int, instance string) (int, error) {
+	if browserPort == 0 {
+		browserPort = DefaultBrowserPort
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "udp", net.JoinHostPort(host, strconv.Itoa(browserPort)))
+	if err != nil {
+		return 0, fmt.Errorf("engine: SQL Browser: %w", err)
+	}
+	defer conn.Close()
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(DefaultConnectTimeout)
+	}
+	_ = conn.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	req := make([]byte, 0, len(instance)+2)
+	req = append(req, 0x04)
+	req = append(req, instance...)
+	req = append(req, 0)
+	if _, err := conn.Write(req); err != nil {
+		return 0, fmt.Errorf("engine: SQL Browser: %w", err)
+	}
+	buf := make([]byte, 65535+3)
+	n, err := conn.Read(buf)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("engine: SQL Browser: %w", context.Cause(ctx))
+		}
+		return 0, fmt.Errorf("engine: SQL Browser did not answer for instance %q: %w", instance, err)
+	}
+	return parseSSRPResponse(buf[:n], instance)
+}
+
+// parseSSRPResponse extracts the tcp port of instance from an SVR_RESP.
+func parseSSRPResponse(b []byte, instance string) (int, error) {
+	if len(b) < 3 || b[0] != 0x05 {
+		return 0, errors.New("engine: SQL Browser: malformed response")
+	}
+	size := int(b[1]) | int(b[2])<<8
+	if size > len(b)-3 {
+		return 0, errors.New("engine: SQL Browser: truncated response")
+	}
+	data := string(b[3 : 3+size])
+	// One or more instance records, each "k;v;...;;".
+	for _, rec := range strings.Split(data, ";;") {
+		if rec == "" {
+			continue
+		}
+		f := strings.Split(rec, ";")
+		var name, port string
+		for i := 0; i+1 < len(f); i += 2 {
+			switch strings.ToLower(f[i]) {
+			case "instancename":
+				name = f[i+1]
+			case "tcp":
+				port = f[i+1]
+			}
+		}
+		if !strings.EqualFold(name, instance) {
+			continue
+		}
+		if port == "" {
+			return 0, fmt.Errorf("engine: SQL Browser: instance %q has no TCP port", instance)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil || p <= 0 || p > 65535 {
+			return 0, fmt.Errorf("engine: SQL Browser: bad port %q", port)
+		}
+		return p, nil
+	}
+	return 0, fmt.Errorf("engine: SQL Browser: instance %q not found", instance)
+}

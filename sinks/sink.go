@@ -1,0 +1,139 @@
+package sinks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/tdsextract/tdsextract/decode"
+)
+
+// Sink is a destination for the rows of one extract. The engine streams
+// every result set of the extract through the decoder straight into the
+// sink's CellSink methods (DESIGN.md §3), so each value is written once into
+// memory the sink owns.
+//
+// Lifecycle, always in this order and from one goroutine:
+//
+//	Open(ctx, info)
+//	for each result set: Columns(...), then per row the cell calls and EndRow
+//	Publish(ctx) on success: publish everything (rename, COMMIT), return stats
+//	Abort(ctx)   on failure instead of Publish: remove everything partial
+//
+// Abort may also be called after a failed Publish, and must be idempotent.
+// A sink never publishes partial output: files appear under their final
+// names only in Publish.
+type Sink interface {
+	decode.CellSink
+	Open(ctx context.Context, info ExtractInfo) error
+	Publish(ctx context.Context) (Stats, error)
+	Abort(ctx context.Context) error
+}
+
+// ExtractInfo describes the extract a sink is opened for.
+type ExtractInfo struct {
+	// Name is the extract's name, unique in a job; sinks derive file and
+	// table names from it unless configured otherwise.
+	Name string
+	// Schema and Table name the source table when the extract is a table,
+	// empty for a query.
+	Schema, Table string
+	// EstimatedRows is the source's row count when known, else -1.
+	EstimatedRows int64
+}
+
+// Stats is what a sink reports when it publishes.
+type Stats struct {
+	Rows  int64
+	Bytes int64    // bytes written to the destination (compressed size for files)
+	Files []string // final paths or object names published, if any
+}
+
+// ColumnMapping is how a sink maps one source column, for `inspect`.
+type ColumnMapping struct {
+	Target string // the destination type, e.g. "DECIMAL(38,10)" or "timestamptz"
+	Lossy  bool
+	Why    string // when Lossy: what is lost and how to avoid it
+}
+
+// Mapper is implemented by sinks that can describe their type mapping
+// before anything runs (the pre-flight report of DESIGN.md §7).
+type Mapper interface {
+	Mapping(cols []decode.Column) []ColumnMapping
+}
+
+// Factory creates sinks of one kind from their options. Options are the
+// sink's section of the job configuration as plain values (decoded from
+// YAML by the CLI, or given as --set on the command line).
+type Factory struct {
+	Name        string
+	Description string
+	// Options declares every option the sink takes; validation, defaults,
+	// `tdsextract sinks NAME` and the documentation's tables come from it.
+	Options Spec
+	// New creates a sink from options (not yet resolved against Options).
+	New func(options map[string]any) (Sink, error)
+	// Validate checks options without creating a sink (for `run --dry-run`
+	// and config tests): Options.Resolve, then what only the sink can check
+	// (one option against another). Optional.
+	Validate func(options map[string]any) error
+	// Mapping describes how a sink created with options would map cols,
+	// for `inspect`, without creating one. Optional.
+	Mapping func(options map[string]any, cols []decode.Column) ([]ColumnMapping, error)
+}
+
+// Registry maps sink names to factories. The zero value is not usable; use
+// NewRegistry. There is no global registry: the CLI builds one from the
+// sink packages' Factory functions and hands it to the job layer, and
+// tests build their own.
+type Registry struct {
+	mu        sync.RWMutex
+	factories map[string]Factory
+}
+
+// NewRegistry returns a registry holding factories; a duplicate name is
+// an error.
+func NewRegistry(factories ...Factory) (*Registry, error) {
+	r := &Registry{factories: map[string]Factory{}}
+	for _, f := range factories {
+		if err := r.Register(f); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Register adds f. Registering a name twice is an error.
+func (r *Registry) Register(f Factory) error {
+	if f.Name == "" || f.New == nil {
+		return fmt.Errorf("sinks: sink factory needs a name and a New function")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.factories[f.Name]; dup {
+		return fmt.Errorf("sinks: sink %q registered twice", f.Name)
+	}
+	r.factories[f.Name] = f
+	return nil
+}
+
+// Lookup returns the factory registered under name.
+func (r *Registry) Lookup(name string) (Factory, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	f, ok := r.factories[name]
+	return f, ok
+}
+
+// Names lists the registered sink names, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.factories))
+	for n := range r.factories {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
