@@ -68,21 +68,21 @@ type kindFacts struct {
 type Class uint8
 
 const (
-	ClassUnknown  Class = iota
-	ClassBool           // Bool
-	ClassInteger        // Int
-	ClassFloat          // Float32 (real, vector elements) or Float64
-	ClassDecimal        // Decimal
-	ClassMoney          // Money (scaled by 10^4)
-	ClassDate           // Date
-	ClassTime           // Time
-	ClassDateTime       // DateTime
-	ClassDateTimeOffset // DateTimeOffset
-	ClassText           // UTF-8 through the variable-length calls
-	ClassBinary         // bytes through the variable-length calls
-	ClassGUID           // GUID
-	ClassVector         // float32 elements through the variable-length calls
-	ClassVariant        // Variant, then the base value's own call
+	ClassUnknown        Class = iota
+	ClassBool                 // Bool
+	ClassInteger              // Int
+	ClassFloat                // Float32 (real, vector elements) or Float64
+	ClassDecimal              // Decimal
+	ClassMoney                // Money (scaled by 10^4)
+	ClassDate                 // Date
+	ClassTime                 // Time
+	ClassDateTime             // DateTime
+	ClassDateTimeOffset       // DateTimeOffset
+	ClassText                 // UTF-8 through the variable-length calls
+	ClassBinary               // bytes through the variable-length calls
+	ClassGUID                 // GUID
+	ClassVector               // float32 elements through the variable-length calls
+	ClassVariant              // Variant, then the base value's own call
 )
 
 var kinds = [numKinds]kindFacts{
