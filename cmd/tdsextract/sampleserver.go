@@ -102,8 +102,10 @@ func newSampleServerCmd(g *globalOpts) *cobra.Command {
 		Long: `sample-server serves a deterministic sample database over real TDS 7.4/8.0:
 the benchmark shapes (poc48, odbc5, wide601, lob, lob_nvarchar, temporal,
 lineitem), type_matrix (every SQL Server type with edge values), the sales
-schema (customers, products, orders, order_lines) and text tables in code pages
-1252, 1251, 932 and UTF-8. Login: sa / Sample-Passw0rd unless changed.`,
+schema (customers, products, orders, order_lines), the warehouse schema (sites,
+stock, movements, the view low_stock and two sequences: what a migration must
+find in a catalog) and text tables in code pages 1252, 1251, 932 and UTF-8.
+Login: sa / Sample-Passw0rd unless changed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := sf.config()

@@ -75,8 +75,11 @@ func sysTypeOf(base string) sysType {
 // catDate is the create/modify date every catalog object reports.
 var catDate = decode.DateTime{Days: decode.DateFromCivil(2026, 1, 1)}
 
-// Schema ids as SQL Server assigns them.
-var schemaIDs = map[string]int64{"dbo": 1, "guest": 2, "INFORMATION_SCHEMA": 3, "sys": 4, "sales": 5}
+// Schema ids as SQL Server assigns them (user schemas from 5 in creation order).
+var schemaIDs = map[string]int64{"dbo": 1, "guest": 2, "INFORMATION_SCHEMA": 3, "sys": 4, "sales": 5, "warehouse": 6}
+
+// schemaNames lists the schemas in schema_id order.
+var schemaNames = []string{"dbo", "guest", "INFORMATION_SCHEMA", "sys", "sales", "warehouse"}
 
 // catCol declares a catalog view column: name and SQL type; a trailing "?"
 // on the type marks it nullable.
@@ -118,6 +121,45 @@ type objIDs struct{ next int32 }
 
 func (o *objIDs) alloc() int64 { o.next += 16; return int64(o.next) }
 
+// Referential actions as sys.foreign_keys numbers them.
+var fkActions = map[string]int64{"NO_ACTION": 0, "CASCADE": 1, "SET_NULL": 2, "SET_DEFAULT": 3}
+
+// catIndex is one row of sys.indexes as the catalog numbers it.
+type catIndex struct {
+	t  *Table
+	ix *Index
+	id int64 // index_id: 1 for the clustered index, 2.. for the others in order
+}
+
+// indexIDs numbers a table's indexes as SQL Server does: the clustered
+// index is 1 (a heap is 0), the others from 2.
+func indexIDs(t *Table) []catIndex {
+	out := make([]catIndex, 0, len(t.Indexes))
+	next := int64(2)
+	for k := range t.Indexes {
+		ix := &t.Indexes[k]
+		id := next
+		if ix.Clustered {
+			id = 1
+		} else {
+			next++
+		}
+		out = append(out, catIndex{t, ix, id})
+	}
+	return out
+}
+
+// keyIndex returns the unique index (primary key or unique constraint)
+// whose key columns are cols, as the referenced key of a foreign key.
+func keyIndex(t *Table, cols []string) (catIndex, bool) {
+	for _, ci := range indexIDs(t) {
+		if (ci.ix.PrimaryKey || ci.ix.UniqueConstraint) && strings.EqualFold(strings.Join(ci.ix.Columns, ","), strings.Join(cols, ",")) {
+			return ci, true
+		}
+	}
+	return catIndex{}, false
+}
+
 func (db *DB) buildCatalog() {
 	cat := db.name
 	ids := &objIDs{next: 1205579333}
@@ -126,18 +168,37 @@ func (db *DB) buildCatalog() {
 		fk ForeignKey
 		id int64
 	}
-	pkID := map[*Table]int64{}
-	var fks []fkInfo
+	type keyInfo struct { // PRIMARY KEY and UNIQUE constraints
+		ci catIndex
+		id int64
+	}
 	type defInfo struct {
 		t   *Table
 		col int
 		def string
 		id  int64
 	}
-	var defs []defInfo
+	type checkInfo struct {
+		t  *Table
+		ck Check
+		id int64
+	}
+	var (
+		keys   []keyInfo
+		fks    []fkInfo
+		defs   []defInfo
+		checks []checkInfo
+	)
+	pkName := map[*Table]string{}
+	// Ids in the order SQL Server would have handed them out creating each
+	// table: its primary key, foreign keys, defaults, then unique and check
+	// constraints (tables without the latter keep the ids they always had).
 	for _, t := range db.tables {
-		if len(t.Key) > 0 {
-			pkID[t] = ids.alloc()
+		for _, ci := range indexIDs(t) {
+			if ci.ix.PrimaryKey {
+				keys = append(keys, keyInfo{ci, ids.alloc()})
+				pkName[t] = ci.ix.Name
+			}
 		}
 		for _, fk := range t.ForeignKeys {
 			fks = append(fks, fkInfo{t, fk, ids.alloc()})
@@ -147,30 +208,36 @@ func (db *DB) buildCatalog() {
 				defs = append(defs, defInfo{t, c, d, ids.alloc()})
 			}
 		}
-	}
-	schemaID := func(s string) int64 { return schemaIDs[s] }
-	pkName := func(t *Table) string {
-		for _, ix := range t.Indexes {
-			if ix.PrimaryKey {
-				return ix.Name
+		for _, ci := range indexIDs(t) {
+			if ci.ix.UniqueConstraint {
+				keys = append(keys, keyInfo{ci, ids.alloc()})
 			}
 		}
-		return ""
+		for _, ck := range t.Checks {
+			checks = append(checks, checkInfo{t, ck, ids.alloc()})
+		}
 	}
+	schemaID := func(s string) int64 { return schemaIDs[s] }
+	// relations are the tables, then the views: what has columns.
+	relations := append(append([]*Table(nil), db.tables...), db.views...)
 	var views []*Table
 	add := func(t *Table) { views = append(views, t) }
 
 	// INFORMATION_SCHEMA.TABLES
 	var rows [][]any
-	for _, t := range db.tables {
-		rows = append(rows, []any{cat, t.Schema, t.Name, "BASE TABLE"})
+	for _, t := range relations {
+		typ := "BASE TABLE"
+		if t.View != "" {
+			typ = "VIEW"
+		}
+		rows = append(rows, []any{cat, t.Schema, t.Name, typ})
 	}
 	add(db.catTable("INFORMATION_SCHEMA", "TABLES", []catCol{{"TABLE_CATALOG", "sysname?"}, {"TABLE_SCHEMA", "sysname?"},
 		{"TABLE_NAME", "sysname"}, {"TABLE_TYPE", "varchar(10)?"}}, rows))
 
 	// INFORMATION_SCHEMA.COLUMNS
 	rows = nil
-	for _, t := range db.tables {
+	for _, t := range relations {
 		for c := range t.Columns {
 			m := t.meta[c]
 			var def, maxLen, octets, prec, radix, scale, dtPrec, csName, collName any
@@ -215,18 +282,26 @@ func (db *DB) buildCatalog() {
 
 	// INFORMATION_SCHEMA.TABLE_CONSTRAINTS and KEY_COLUMN_USAGE
 	var tc, kcu [][]any
+	keyUsage := func(t *Table, name, typ string, cols []string) {
+		tc = append(tc, []any{cat, t.Schema, name, cat, t.Schema, t.Name, typ, "NO", "NO"})
+		for k, col := range cols {
+			kcu = append(kcu, []any{cat, t.Schema, name, cat, t.Schema, t.Name, col, int64(k + 1)})
+		}
+	}
 	for _, t := range db.tables {
-		if n := pkName(t); n != "" {
-			tc = append(tc, []any{cat, t.Schema, n, cat, t.Schema, t.Name, "PRIMARY KEY", "NO", "NO"})
-			for k, col := range t.Key {
-				kcu = append(kcu, []any{cat, t.Schema, n, cat, t.Schema, t.Name, col, int64(k + 1)})
-			}
+		if n := pkName[t]; n != "" {
+			keyUsage(t, n, "PRIMARY KEY", t.Key)
 		}
 		for _, fk := range t.ForeignKeys {
-			tc = append(tc, []any{cat, t.Schema, fk.Name, cat, t.Schema, t.Name, "FOREIGN KEY", "NO", "NO"})
-			for k, col := range fk.Columns {
-				kcu = append(kcu, []any{cat, t.Schema, fk.Name, cat, t.Schema, t.Name, col, int64(k + 1)})
+			keyUsage(t, fk.Name, "FOREIGN KEY", fk.Columns)
+		}
+		for _, ix := range t.Indexes {
+			if ix.UniqueConstraint {
+				keyUsage(t, ix.Name, "UNIQUE", ix.Columns)
 			}
+		}
+		for _, ck := range t.Checks {
+			tc = append(tc, []any{cat, t.Schema, ck.Name, cat, t.Schema, t.Name, "CHECK", "NO", "NO"})
 		}
 	}
 	add(db.catTable("INFORMATION_SCHEMA", "TABLE_CONSTRAINTS", []catCol{{"CONSTRAINT_CATALOG", "sysname?"},
@@ -243,7 +318,8 @@ func (db *DB) buildCatalog() {
 	rule := func(s string) string { return strings.ReplaceAll(s, "_", " ") }
 	for _, f := range fks {
 		ref, _ := db.Table(f.fk.RefSchema, f.fk.RefTable)
-		rows = append(rows, []any{cat, f.t.Schema, f.fk.Name, cat, ref.Schema, pkName(ref), "SIMPLE",
+		key, _ := keyIndex(ref, f.fk.RefColumns)
+		rows = append(rows, []any{cat, f.t.Schema, f.fk.Name, cat, ref.Schema, key.ix.Name, "SIMPLE",
 			rule(f.fk.OnUpdate), rule(f.fk.OnDelete)})
 	}
 	add(db.catTable("INFORMATION_SCHEMA", "REFERENTIAL_CONSTRAINTS", []catCol{{"CONSTRAINT_CATALOG", "sysname?"},
@@ -253,26 +329,38 @@ func (db *DB) buildCatalog() {
 
 	// sys.schemas
 	rows = nil
-	for _, s := range []string{"dbo", "guest", "INFORMATION_SCHEMA", "sys", "sales"} {
+	for _, s := range schemaNames {
 		rows = append(rows, []any{s, schemaIDs[s], int64(1)})
 	}
 	add(db.catTable("sys", "schemas", []catCol{{"name", "sysname"}, {"schema_id", "int"}, {"principal_id", "int?"}}, rows))
 
-	// sys.objects and sys.tables
+	// sys.objects and the views that extend it: sys.tables, sys.views,
+	// sys.key_constraints, sys.check_constraints, sys.default_constraints,
+	// sys.foreign_keys, sys.sequences.
 	objCols := []catCol{{"name", "sysname"}, {"object_id", "int"}, {"principal_id", "int?"}, {"schema_id", "int"},
 		{"parent_object_id", "int"}, {"type", "char(2)?"}, {"type_desc", "nvarchar(60)?"}, {"create_date", "datetime"},
 		{"modify_date", "datetime"}, {"is_ms_shipped", "bit"}, {"is_published", "bit"}, {"is_schema_published", "bit"}}
+	withObj := func(extra ...catCol) []catCol { return append(append([]catCol(nil), objCols...), extra...) }
 	obj := func(name string, id, schema, parent int64, typ, desc string) []any {
 		return []any{name, id, nil, schema, parent, typ, desc, catDate, catDate, false, false, false}
 	}
-	var objs, tabs [][]any
+	var objs, tabs, vws, mods, kcs, ccs [][]any
+	keyByTable := map[*Table][]keyInfo{}
+	for _, k := range keys {
+		keyByTable[k.ci.t] = append(keyByTable[k.ci.t], k)
+	}
 	for _, t := range db.tables {
 		sid := schemaID(t.Schema)
 		objs = append(objs, obj(t.Name, int64(t.ObjectID), sid, 0, "U ", "USER_TABLE"))
 		r := obj(t.Name, int64(t.ObjectID), sid, 0, "U ", "USER_TABLE")
 		tabs = append(tabs, append(r, int64(0), int64(len(t.Columns)), true, false, false, false, int64(0), "NON_TEMPORAL_TABLE"))
-		if id, ok := pkID[t]; ok {
-			objs = append(objs, obj(pkName(t), id, sid, int64(t.ObjectID), "PK", "PRIMARY_KEY_CONSTRAINT"))
+		for _, k := range keyByTable[t] {
+			typ, desc := "PK", "PRIMARY_KEY_CONSTRAINT"
+			if !k.ci.ix.PrimaryKey {
+				typ, desc = "UQ", "UNIQUE_CONSTRAINT"
+			}
+			objs = append(objs, obj(k.ci.ix.Name, k.id, sid, int64(t.ObjectID), typ, desc))
+			kcs = append(kcs, append(obj(k.ci.ix.Name, k.id, sid, int64(t.ObjectID), typ, desc), k.ci.id, false))
 		}
 	}
 	for _, f := range fks {
@@ -281,39 +369,132 @@ func (db *DB) buildCatalog() {
 	for _, d := range defs {
 		objs = append(objs, obj(defaultName(d.t, d.col), d.id, schemaID(d.t.Schema), int64(d.t.ObjectID), "D ", "DEFAULT_CONSTRAINT"))
 	}
+	for _, c := range checks {
+		r := obj(c.ck.Name, c.id, schemaID(c.t.Schema), int64(c.t.ObjectID), "C ", "CHECK_CONSTRAINT")
+		objs = append(objs, r)
+		col := int64(0)
+		if c.ck.Column != "" {
+			col = int64(c.t.ColumnIndex(c.ck.Column) + 1)
+		}
+		ccs = append(ccs, append(append([]any(nil), r...), false, false, false, col, c.ck.Definition, false, false))
+	}
+	for _, v := range db.views {
+		r := obj(v.Name, int64(v.ObjectID), schemaID(v.Schema), 0, "V ", "VIEW")
+		objs = append(objs, r)
+		vws = append(vws, append(append([]any(nil), r...), false, false, false, false, false, false))
+		mods = append(mods, []any{int64(v.ObjectID), v.View, true, true, false, false, false, false, nil, false})
+	}
+	var seqs [][]any
+	for _, sq := range db.seqs {
+		r := obj(sq.Name, int64(sq.ObjectID), schemaID(sq.Schema), 0, "SO", "SEQUENCE_OBJECT")
+		objs = append(objs, r)
+		ti, m, err := parseSQLType(sq.Type, CollSQLLatin1, false)
+		if err != nil {
+			panic(err)
+		}
+		st := sysTypeOf(m.baseType)
+		val := func(v int64) any {
+			if m.baseType == "decimal" || m.baseType == "numeric" {
+				d := dec(v)
+				d.Precision, d.Scale = ti.Precision, ti.Scale
+				return decode.Variant{Type: ti, Value: d}
+			}
+			return decode.Variant{Type: ti, Value: v}
+		}
+		var cache, lastUsed any
+		if sq.Cache > 0 {
+			cache = sq.Cache
+		}
+		if sq.Used {
+			lastUsed = val(sq.Current)
+		}
+		seqs = append(seqs, append(append([]any(nil), r...), val(sq.Start), val(sq.Increment), val(sq.Min), val(sq.Max),
+			sq.Cycle, sq.Cache > 0, cache, st.systemTypeID, st.userTypeID, int64(m.sysPrec), int64(m.sysScale),
+			val(sq.Current), false, lastUsed))
+	}
 	add(db.catTable("sys", "objects", objCols, objs))
-	add(db.catTable("sys", "tables", append(append([]catCol(nil), objCols...), catCol{"lob_data_space_id", "int"},
+	add(db.catTable("sys", "tables", withObj(catCol{"lob_data_space_id", "int"},
 		catCol{"max_column_id_used", "int"}, catCol{"uses_ansi_nulls", "bit?"}, catCol{"is_replicated", "bit?"},
 		catCol{"has_replication_filter", "bit?"}, catCol{"is_memory_optimized", "bit?"}, catCol{"temporal_type", "tinyint?"},
 		catCol{"temporal_type_desc", "nvarchar(60)?"}), tabs))
+	add(db.catTable("sys", "views", withObj(catCol{"is_replicated", "bit?"}, catCol{"has_replication_filter", "bit?"},
+		catCol{"has_opaque_metadata", "bit"}, catCol{"has_unchecked_assembly_data", "bit"}, catCol{"with_check_option", "bit"},
+		catCol{"is_date_correlation_view", "bit"}), vws))
+	add(db.catTable("sys", "sql_modules", []catCol{{"object_id", "int"}, {"definition", "nvarchar(max)?"},
+		{"uses_ansi_nulls", "bit?"}, {"uses_quoted_identifier", "bit?"}, {"is_schema_bound", "bit?"},
+		{"uses_database_collation", "bit?"}, {"is_recompiled", "bit?"}, {"null_on_null_input", "bit?"},
+		{"execute_as_principal_id", "int?"}, {"uses_native_compilation", "bit?"}}, mods))
+	add(db.catTable("sys", "key_constraints", withObj(catCol{"unique_index_id", "int?"}, catCol{"is_system_named", "bit"}), kcs))
+	add(db.catTable("sys", "check_constraints", withObj(catCol{"is_disabled", "bit"}, catCol{"is_not_for_replication", "bit"},
+		catCol{"is_not_trusted", "bit"}, catCol{"parent_column_id", "int"}, catCol{"definition", "nvarchar(max)?"},
+		catCol{"uses_database_collation", "bit?"}, catCol{"is_system_named", "bit"}), ccs))
+	add(db.catTable("sys", "sequences", withObj(catCol{"start_value", "sql_variant"}, catCol{"increment", "sql_variant"},
+		catCol{"minimum_value", "sql_variant?"}, catCol{"maximum_value", "sql_variant?"}, catCol{"is_cycling", "bit?"},
+		catCol{"is_cached", "bit?"}, catCol{"cache_size", "int?"}, catCol{"system_type_id", "tinyint"},
+		catCol{"user_type_id", "int"}, catCol{"precision", "tinyint"}, catCol{"scale", "tinyint"},
+		catCol{"current_value", "sql_variant"}, catCol{"is_exhausted", "bit"}, catCol{"last_used_value", "sql_variant?"}), seqs))
 
-	// sys.columns
-	rows = nil
-	defID := map[[2]int64]int64{}
-	for _, d := range defs {
-		defID[[2]int64{int64(d.t.ObjectID), int64(d.col)}] = d.id
-	}
-	for _, t := range db.tables {
-		for c := range t.Columns {
-			m := t.meta[c]
-			st := sysTypeOf(m.baseType)
-			var coll any
-			if ti := t.Columns[c].Type; ti.Collation != (decode.Collation{}) {
-				coll, _ = CollationName(ti.Collation)
-			}
-			rows = append(rows, []any{int64(t.ObjectID), t.Columns[c].Name, int64(c + 1), st.systemTypeID, st.userTypeID,
-				int64(m.sysMax), int64(m.sysPrec), int64(m.sysScale), coll, m.nullable, true, false,
-				t.Columns[c].Name == t.Identity && t.Identity != "", false, false, false, false, false, false,
-				defID[[2]int64{int64(t.ObjectID), int64(c)}], int64(0), false, false})
-		}
-	}
-	add(db.catTable("sys", "columns", []catCol{{"object_id", "int"}, {"name", "sysname?"}, {"column_id", "int"},
+	// sys.columns, and the views that extend it: sys.identity_columns and
+	// sys.computed_columns.
+	colCols := []catCol{{"object_id", "int"}, {"name", "sysname?"}, {"column_id", "int"},
 		{"system_type_id", "tinyint"}, {"user_type_id", "int"}, {"max_length", "smallint"}, {"precision", "tinyint"},
 		{"scale", "tinyint"}, {"collation_name", "sysname?"}, {"is_nullable", "bit?"}, {"is_ansi_padded", "bit"},
 		{"is_rowguidcol", "bit"}, {"is_identity", "bit"}, {"is_computed", "bit"}, {"is_filestream", "bit"},
 		{"is_replicated", "bit?"}, {"is_non_sql_subscribed", "bit?"}, {"is_merge_published", "bit?"},
-		{"is_dts_replicated", "bit?"}, {"default_object_id", "int"}, {"rule_object_id", "int"}, {"is_sparse", "bit?"},
-		{"is_column_set", "bit?"}}, rows))
+		{"is_dts_replicated", "bit?"}, {"is_xml_document", "bit"}, {"xml_collection_id", "int"},
+		{"default_object_id", "int"}, {"rule_object_id", "int"}, {"is_sparse", "bit?"}, {"is_column_set", "bit?"},
+		{"generated_always_type", "tinyint?"}, {"generated_always_type_desc", "nvarchar(60)?"},
+		{"encryption_type", "int?"}, {"encryption_type_desc", "nvarchar(64)?"}, {"encryption_algorithm_name", "sysname?"},
+		{"column_encryption_key_id", "int?"}, {"column_encryption_key_database_name", "sysname?"},
+		{"is_hidden", "bit?"}, {"is_masked", "bit?"}}
+	defID := map[[2]int64]int64{}
+	for _, d := range defs {
+		defID[[2]int64{int64(d.t.ObjectID), int64(d.col)}] = d.id
+	}
+	colRow := func(t *Table, c int) []any {
+		m := t.meta[c]
+		st := sysTypeOf(m.baseType)
+		var coll any
+		if ti := t.Columns[c].Type; ti.Collation != (decode.Collation{}) {
+			coll, _ = CollationName(ti.Collation)
+		}
+		name := t.Columns[c].Name
+		_, computed := t.Computed[name]
+		return []any{int64(t.ObjectID), name, int64(c + 1), st.systemTypeID, st.userTypeID,
+			int64(m.sysMax), int64(m.sysPrec), int64(m.sysScale), coll, m.nullable, true, false,
+			strings.EqualFold(name, t.Identity) && t.Identity != "", computed, false, false, false, false, false,
+			false, int64(0), defID[[2]int64{int64(t.ObjectID), int64(c)}], int64(0), false, false,
+			int64(0), "NOT_APPLICABLE", nil, nil, nil, nil, nil, false, false}
+	}
+	var scols, idcols, compcols [][]any
+	for _, t := range relations {
+		for c := range t.Columns {
+			scols = append(scols, colRow(t, c))
+			name := t.Columns[c].Name
+			if comp, ok := t.Computed[name]; ok {
+				compcols = append(compcols, append(colRow(t, c), comp.Definition, false, comp.Persisted))
+			}
+			if t.Identity == "" || !strings.EqualFold(name, t.Identity) {
+				continue
+			}
+			vt := decode.TypeInfo{Type: decode.TypeInt4}
+			if t.meta[c].baseType == "bigint" {
+				vt.Type = decode.TypeInt8
+			}
+			iv := func(v int64) any { return decode.Variant{Type: vt, Value: v} }
+			seed, incr, last, ok := t.IdentityValues()
+			var lastV any
+			if ok {
+				lastV = iv(last)
+			}
+			idcols = append(idcols, append(colRow(t, c), iv(seed), iv(incr), lastV, false))
+		}
+	}
+	add(db.catTable("sys", "columns", colCols, scols))
+	add(db.catTable("sys", "identity_columns", append(append([]catCol(nil), colCols...), catCol{"seed_value", "sql_variant?"},
+		catCol{"increment_value", "sql_variant?"}, catCol{"last_value", "sql_variant?"}, catCol{"is_not_for_replication", "bit?"}), idcols))
+	add(db.catTable("sys", "computed_columns", append(append([]catCol(nil), colCols...), catCol{"definition", "nvarchar(max)?"},
+		catCol{"uses_database_collation", "bit?"}, catCol{"is_persisted", "bit"}), compcols))
 
 	// sys.types
 	rows = nil
@@ -350,28 +531,27 @@ func (db *DB) buildCatalog() {
 				int64(0), false, false, false, true, true, false, nil})
 			addPart(0)
 		}
-		next := int64(2)
-		for _, ix := range t.Indexes {
-			id := next
-			if ix.Clustered {
-				id = 1
-			} else {
-				next++
-			}
+		for _, ci := range indexIDs(t) {
+			ix := ci.ix
 			typ, desc := int64(2), "NONCLUSTERED"
 			if ix.Clustered {
 				typ, desc = 1, "CLUSTERED"
 			}
-			idx = append(idx, []any{oid, ix.Name, id, typ, desc, ix.Unique, int64(1), false, ix.PrimaryKey, false,
-				int64(0), false, false, false, true, true, false, nil})
-			addPart(id)
+			var filter any
+			if ix.Filter != "" {
+				filter = ix.Filter
+			}
+			idx = append(idx, []any{oid, ix.Name, ci.id, typ, desc, ix.Unique, int64(1), false, ix.PrimaryKey, ix.UniqueConstraint,
+				int64(0), false, false, false, true, true, ix.Filter != "", filter})
+			addPart(ci.id)
 			n := int64(1)
 			for k, col := range ix.Columns {
-				icols = append(icols, []any{oid, id, n, int64(t.ColumnIndex(col) + 1), int64(k + 1), int64(0), false, false})
+				desc := k < len(ix.Descending) && ix.Descending[k]
+				icols = append(icols, []any{oid, ci.id, n, int64(t.ColumnIndex(col) + 1), int64(k + 1), int64(0), desc, false})
 				n++
 			}
 			for _, col := range ix.Included {
-				icols = append(icols, []any{oid, id, n, int64(t.ColumnIndex(col) + 1), int64(0), int64(0), false, true})
+				icols = append(icols, []any{oid, ci.id, n, int64(t.ColumnIndex(col) + 1), int64(0), int64(0), false, true})
 				n++
 			}
 		}
@@ -388,60 +568,29 @@ func (db *DB) buildCatalog() {
 		{"partition_number", "int"}, {"hobt_id", "bigint"}, {"rows", "bigint?"}, {"filestream_filegroup_id", "smallint"},
 		{"data_compression", "tinyint"}, {"data_compression_desc", "nvarchar(60)?"}}, parts))
 
-	// sys.identity_columns
-	rows = nil
-	for _, t := range db.tables {
-		if t.Identity == "" {
-			continue
-		}
-		c := t.ColumnIndex(t.Identity)
-		st := sysTypeOf(t.meta[c].baseType)
-		vt := decode.TypeInfo{Type: decode.TypeInt4}
-		if t.meta[c].baseType == "bigint" {
-			vt.Type = decode.TypeInt8
-		}
-		iv := func(v int64) any { return decode.Variant{Type: vt, Value: v} }
-		var last any
-		if t.Rows > 0 {
-			last = iv(t.KeyValue(t.Rows - 1))
-		}
-		rows = append(rows, []any{int64(t.ObjectID), t.Identity, int64(c + 1), st.systemTypeID, st.userTypeID,
-			int64(t.meta[c].sysMax), int64(t.meta[c].sysPrec), int64(0), false, true, iv(1), iv(1), last, false})
-	}
-	add(db.catTable("sys", "identity_columns", []catCol{{"object_id", "int"}, {"name", "sysname?"}, {"column_id", "int"},
-		{"system_type_id", "tinyint"}, {"user_type_id", "int"}, {"max_length", "smallint"}, {"precision", "tinyint"},
-		{"scale", "tinyint"}, {"is_nullable", "bit?"}, {"is_identity", "bit?"}, {"seed_value", "sql_variant?"},
-		{"increment_value", "sql_variant?"}, {"last_value", "sql_variant?"}, {"is_not_for_replication", "bit?"}}, rows))
-
 	// sys.default_constraints
 	rows = nil
 	for _, d := range defs {
 		r := obj(defaultName(d.t, d.col), d.id, schemaID(d.t.Schema), int64(d.t.ObjectID), "D ", "DEFAULT_CONSTRAINT")
 		rows = append(rows, append(r, int64(d.col+1), d.def, false))
 	}
-	add(db.catTable("sys", "default_constraints", append(append([]catCol(nil), objCols...), catCol{"parent_column_id", "int"},
+	add(db.catTable("sys", "default_constraints", withObj(catCol{"parent_column_id", "int"},
 		catCol{"definition", "nvarchar(max)?"}, catCol{"is_system_named", "bit"}), rows))
 
 	// sys.foreign_keys and sys.foreign_key_columns
 	var fkr, fkc [][]any
-	action := func(s string) (int64, string) {
-		if s == "CASCADE" {
-			return 1, "CASCADE"
-		}
-		return 0, "NO_ACTION"
-	}
 	for _, f := range fks {
 		ref, _ := db.Table(f.fk.RefSchema, f.fk.RefTable)
+		key, _ := keyIndex(ref, f.fk.RefColumns)
 		r := obj(f.fk.Name, f.id, schemaID(f.t.Schema), int64(f.t.ObjectID), "F ", "FOREIGN_KEY_CONSTRAINT")
-		da, dd := action(f.fk.OnDelete)
-		ua, ud := action(f.fk.OnUpdate)
-		fkr = append(fkr, append(r, int64(ref.ObjectID), int64(1), false, false, false, da, dd, ua, ud, false))
+		fkr = append(fkr, append(r, int64(ref.ObjectID), key.id, false, false, false,
+			fkActions[f.fk.OnDelete], f.fk.OnDelete, fkActions[f.fk.OnUpdate], f.fk.OnUpdate, false))
 		for k, col := range f.fk.Columns {
 			fkc = append(fkc, []any{f.id, int64(k + 1), int64(f.t.ObjectID), int64(f.t.ColumnIndex(col) + 1),
 				int64(ref.ObjectID), int64(ref.ColumnIndex(f.fk.RefColumns[k]) + 1)})
 		}
 	}
-	add(db.catTable("sys", "foreign_keys", append(append([]catCol(nil), objCols...), catCol{"referenced_object_id", "int?"},
+	add(db.catTable("sys", "foreign_keys", withObj(catCol{"referenced_object_id", "int?"},
 		catCol{"key_index_id", "int?"}, catCol{"is_disabled", "bit"}, catCol{"is_not_for_replication", "bit"},
 		catCol{"is_not_trusted", "bit"}, catCol{"delete_referential_action", "tinyint?"},
 		catCol{"delete_referential_action_desc", "nvarchar(60)?"}, catCol{"update_referential_action", "tinyint?"},

@@ -26,22 +26,25 @@ type Config struct {
 
 // Default row counts (quick tests); override with Config.Rows.
 var DefaultRows = map[string]int64{
-	"dbo.poc48":         100000,
-	"dbo.odbc5":         200000,
-	"dbo.wide601":       2000,
-	"dbo.lob":           2000,
-	"dbo.lob_nvarchar":  200,
-	"dbo.temporal":      100000,
-	"dbo.lineitem":      60000,
-	"sales.customers":   1000,
-	"sales.products":    200,
-	"sales.orders":      5000,
-	"sales.order_lines": 20000,
-	"dbo.text_cp1252":   64,
-	"dbo.text_cp1251":   64,
-	"dbo.text_cp932":    64,
-	"dbo.text_utf8":     64,
-	"dbo.type_matrix":   0, // fixed by its content
+	"dbo.poc48":           100000,
+	"dbo.odbc5":           200000,
+	"dbo.wide601":         2000,
+	"dbo.lob":             2000,
+	"dbo.lob_nvarchar":    200,
+	"dbo.temporal":        100000,
+	"dbo.lineitem":        60000,
+	"sales.customers":     1000,
+	"sales.products":      200,
+	"sales.orders":        5000,
+	"sales.order_lines":   20000,
+	"dbo.text_cp1252":     64,
+	"dbo.text_cp1251":     64,
+	"dbo.text_cp932":      64,
+	"dbo.text_utf8":       64,
+	"dbo.type_matrix":     0, // fixed by its content
+	"warehouse.sites":     12,
+	"warehouse.stock":     480,
+	"warehouse.movements": 2000,
 }
 
 // DB is a generated sample database. It is immutable and safe for
@@ -54,17 +57,63 @@ type DB struct {
 	catOnce sync.Once
 	catalog []*Table
 	catByNm map[string]*Table
+	views   []*Table
+	seqs    []Sequence
 	pools   map[poolKey]*pool // shared encoded pools, used while New runs
 }
 
-// Index describes a table index (the primary key is one, with PrimaryKey set).
+// Index describes a table index (the primary key is one, with PrimaryKey
+// set; so is a UNIQUE constraint, with UniqueConstraint set).
 type Index struct {
-	Name       string
-	Columns    []string // key columns in order
-	Included   []string // included (non-key) columns
-	Unique     bool
-	PrimaryKey bool
-	Clustered  bool
+	Name     string
+	Columns  []string // key columns in order
+	Included []string // included (non-key) columns
+	// Descending marks, per key column, a DESC key; nil means all ASC.
+	Descending       []bool
+	Unique           bool
+	PrimaryKey       bool
+	UniqueConstraint bool
+	Clustered        bool
+	// Filter is the WHERE of a filtered index as SQL Server stores it
+	// (sys.indexes.filter_definition, e.g. "([quantity]<(10))"), "" for none.
+	Filter string
+}
+
+// Check is a CHECK constraint as sys.check_constraints lists it.
+type Check struct {
+	Name string
+	// Column is the column of a column-level constraint, "" for a
+	// table-level one.
+	Column string
+	// Definition is the expression as SQL Server stores it, e.g.
+	// "([quantity]>=(0))".
+	Definition string
+}
+
+// Computed is a computed column's definition (sys.computed_columns).
+type Computed struct {
+	Definition string // as SQL Server stores it, e.g. "([quantity]*[unit_cost])"
+	Persisted  bool
+}
+
+// Sequence is a sequence object (sys.sequences). Its values fit int64
+// (the sample's sequences are bigint or decimal(12,0)).
+type Sequence struct {
+	Schema, Name string
+	Type         string // declared type, e.g. "bigint", "decimal(12,0)"
+	Start        int64
+	Increment    int64
+	Min, Max     int64
+	Cycle        bool
+	// Cache is the declared cache size, 0 for NO CACHE.
+	Cache int64
+	// Current is sys.sequences.current_value: the last value handed out,
+	// or Start when none was.
+	Current int64
+	// Used reports whether a value was ever handed out
+	// (sys.sequences.last_used_value is NULL otherwise).
+	Used     bool
+	ObjectID int32
 }
 
 // ForeignKey is a foreign-key constraint.
@@ -86,9 +135,22 @@ type Table struct {
 	Rows int64
 	// Key lists the primary key columns (empty when none).
 	Key []string
-	// Identity names the identity column ("" when none); its seed and
-	// increment are 1.
-	Identity    string
+	// Identity names the identity column ("" when none).
+	Identity string
+	// IdentitySeed and IdentityIncrement are the identity's seed and
+	// increment (both 1 when zero). IdentityGap is how many values were
+	// generated after the last row's (rows inserted and deleted since), so
+	// the identity's last value is the last row's key plus
+	// IdentityGap*IdentityIncrement.
+	IdentitySeed, IdentityIncrement, IdentityGap int64
+	// Computed maps a column name to its computed-column definition.
+	Computed map[string]Computed
+	// Checks are the table's CHECK constraints.
+	Checks []Check
+	// View is the definition of a view (CREATE VIEW ... as SQL Server keeps
+	// it in sys.sql_modules); "" for a table. A view's rows are computed
+	// from its base table when the database is built.
+	View        string
 	Indexes     []Index
 	ForeignKeys []ForeignKey
 	// Defaults maps column name to the SQL text of its default constraint as
@@ -209,11 +271,24 @@ func New(cfg Config) *DB {
 	b.typeMatrix()
 	b.sales()
 	b.textTables()
+	b.warehouse()
 	db.pools = nil
 	sortTables(db.tables)
 	for i, t := range db.tables {
 		t.ObjectID = int32(901578250 + 16*i)
 		db.byName[strings.ToLower(t.Schema+"."+t.Name)] = t
+	}
+	// Views and sequences are numbered after every table, so adding one
+	// never renumbers a table.
+	next := int32(901578250 + 16*len(db.tables))
+	for _, v := range db.views {
+		v.ObjectID = next
+		next += 16
+		db.byName[strings.ToLower(v.Schema+"."+v.Name)] = v
+	}
+	for i := range db.seqs {
+		db.seqs[i].ObjectID = next
+		next += 16
 	}
 	return db
 }
@@ -227,8 +302,14 @@ func (db *DB) Seed() int64 { return db.seed }
 // Tables returns the user tables, ordered by schema then name.
 func (db *DB) Tables() []*Table { return db.tables }
 
-// Table looks a user table up by name, case-insensitively. An empty schema
-// means dbo.
+// Views returns the views, ordered by schema then name.
+func (db *DB) Views() []*Table { return db.views }
+
+// Sequences returns the sequence objects.
+func (db *DB) Sequences() []Sequence { return db.seqs }
+
+// Table looks a user table or a view up by name, case-insensitively. An
+// empty schema means dbo.
 func (db *DB) Table(schema, name string) (*Table, bool) {
 	if schema == "" {
 		schema = "dbo"
@@ -335,6 +416,10 @@ func (t *Table) ColumnIndex(name string) int {
 // SQLType returns the declared SQL type of column col, e.g. "int",
 // "decimal(38,10)", "nvarchar(max)", "datetimeoffset(7)".
 func (t *Table) SQLType(col int) string { return t.meta[col].sqlType }
+
+// Nullable reports whether column col is declared NULL, as the catalog
+// views say (a column's wire type can be a nullable one regardless).
+func (t *Table) Nullable(col int) bool { return t.meta[col].nullable }
 
 // FullName returns "schema.name".
 func (t *Table) FullName() string { return t.Schema + "." + t.Name }
@@ -491,4 +576,25 @@ func sortTables(ts []*Table) {
 		}
 		return ts[a].Name < ts[b].Name
 	})
+}
+
+// IdentityValues returns the identity column's seed and increment and its
+// last generated value (sys.identity_columns.last_value, IDENT_CURRENT);
+// hasLast is false when no value was ever generated. The identity column
+// must be the table's key column, so the last row's key is known.
+func (t *Table) IdentityValues() (seed, incr, last int64, hasLast bool) {
+	seed, incr = t.IdentitySeed, t.IdentityIncrement
+	if seed == 0 {
+		seed = 1
+	}
+	if incr == 0 {
+		incr = 1
+	}
+	switch {
+	case t.Rows > 0:
+		return seed, incr, t.KeyValue(t.Rows-1) + t.IdentityGap*incr, true
+	case t.IdentityGap > 0:
+		return seed, incr, seed + (t.IdentityGap-1)*incr, true
+	}
+	return seed, incr, 0, false
 }

@@ -768,12 +768,13 @@ func (sc *scope) evalFunc(x *funcExpr, e *env) (any, error) {
 		if t == nil || t.Identity == "" {
 			return nil, nil
 		}
-		v := int64(1)
-		if x.Name == "IDENT_CURRENT" {
-			v = t.Rows
-			if ci := t.KeyColumn(); ci >= 0 && t.Rows > 0 && strings.EqualFold(t.Columns[ci].Name, t.Identity) {
-				v = t.KeyValue(t.Rows - 1)
-			}
+		seed, incr, last, used := t.IdentityValues()
+		v := seed
+		switch {
+		case x.Name == "IDENT_INCR":
+			v = incr
+		case x.Name == "IDENT_CURRENT" && used:
+			v = last
 		}
 		d, _ := bigToDecimal(bigInt(v), 38, 0)
 		return d, nil
