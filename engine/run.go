@@ -199,7 +199,7 @@ func (r *Runner) runExtract(ctx context.Context, reg *sinks.Registry, cfg sessio
 	}
 	defer conn.Close()
 
-	var sqlText, countSQL string
+	var sqlText string
 	var info sinks.ExtractInfo
 	info.Name, info.EstimatedRows = name, -1
 	where, err := ExpandVars(ex.Where, os.LookupEnv)
@@ -213,7 +213,7 @@ func (r *Runner) runExtract(ctx context.Context, reg *sinks.Registry, cfg sessio
 	} else {
 		schema, table, _ := catalog.SplitTableName(ex.Table)
 		info.Schema, info.Table = schema, table
-		cols, err := catalog.DescribeTable(ctx, conn, schema, table, timeout)
+		tab, err := catalog.LoadTable(ctx, conn, schema, table, timeout)
 		if err != nil {
 			return fail(KindExtract, err)
 		}
@@ -221,7 +221,7 @@ func (r *Runner) runExtract(ctx context.Context, reg *sinks.Registry, cfg sessio
 		for i, c := range ex.Convert {
 			overrides[i] = catalog.Override{Column: c.Column, Expr: c.Expr}
 		}
-		sqlText, err = catalog.BuildSelect(schema, table, cols, ex.Columns, overrides, where)
+		proj, err := catalog.Project(tab, ex.Columns, overrides)
 		if err != nil {
 			var uc *catalog.UnknownColumnError
 			if errors.As(err, &uc) {
@@ -229,27 +229,21 @@ func (r *Runner) runExtract(ctx context.Context, reg *sinks.Registry, cfg sessio
 			}
 			return fail(KindConfig, err)
 		}
-		countSQL = "SELECT COUNT_BIG(*) FROM " + catalog.QuoteIdent(schema) + "." + catalog.QuoteIdent(table)
-		if where != "" {
-			countSQL += " WHERE " + where
+		sqlText = proj.SQL(where)
+		if where == "" {
+			// For progress: the row count SQL Server keeps in its
+			// catalog (cheap, possibly stale).
+			info.EstimatedRows = tab.RowCount
 		}
 	}
 	es.SQL = sqlText
 	verify := strings.EqualFold(ex.Verify, "count")
 	if verify {
-		n, err := catalog.QueryCount(ctx, conn, countSQL, timeout)
+		n, err := catalog.Count(ctx, conn, info.Schema, info.Table, where, timeout)
 		if err != nil {
 			return fail(KindExtract, fmt.Errorf("verify: counting source rows: %w", err))
 		}
 		info.EstimatedRows = n
-	} else if info.Table != "" && where == "" && r.Progress != nil {
-		// For progress only: the row count SQL Server keeps in its catalog
-		// (cheap, possibly stale). Failure just means no ETA.
-		q := "SELECT SUM(rows) FROM sys.partitions WHERE object_id = OBJECT_ID(N'" +
-			strings.ReplaceAll(catalog.QuoteIdent(info.Schema)+"."+catalog.QuoteIdent(info.Table), "'", "''") + "') AND index_id IN (0, 1)"
-		if n, err := catalog.QueryCount(ctx, conn, q, timeout); err == nil && n >= 0 {
-			info.EstimatedRows = n
-		}
 	}
 
 	specs := ex.Sinks

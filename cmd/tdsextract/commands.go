@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/engine/catalog"
 	"github.com/tdsextract/tdsextract/engine/session"
@@ -380,14 +379,21 @@ func inspect(ctx context.Context, g *globalOpts, job *engine.JobConfig, tables, 
 		if err != nil {
 			return &usageError{err}
 		}
-		cols, err := catalog.DescribeTable(ctx, conn, schema, table, tmo)
+		tab, err := catalog.LoadTable(ctx, conn, schema, table, tmo)
 		if err != nil {
 			return &engine.JobError{Kind: engine.KindExtract, Extract: t, Err: err}
 		}
-		// The SELECT the engine would send converts some types; describe
+		// Describe the SELECT a run sends (default conversions applied):
 		// what the sinks will really receive.
-		sel, _ := catalog.BuildSelect(schema, table, cols, nil, nil, "")
-		fmt.Fprintf(g.stdout, "%s.%s  (%d columns)\n  select: %s\n", schema, table, len(cols), sel)
+		proj, err := catalog.Project(tab, nil, nil)
+		if err != nil {
+			return &engine.JobError{Kind: engine.KindConfig, Extract: t, Err: err}
+		}
+		conv, err := catalog.Describe(ctx, conn, proj.DescribeSQL(), tmo)
+		if err != nil {
+			return &engine.JobError{Kind: engine.KindExtract, Extract: t, Err: err}
+		}
+		fmt.Fprintf(g.stdout, "%s.%s  (%d columns)\n  select: %s\n", schema, table, len(proj.Items), proj.SQL(""))
 		tw := tabwriter.NewWriter(g.stdout, 2, 8, 2, ' ', 0)
 		hdr := "  #\tcolumn\tsql server type\tnull"
 		for _, m := range mappers {
@@ -395,17 +401,20 @@ func inspect(ctx context.Context, g *globalOpts, job *engine.JobConfig, tables, 
 		}
 		fmt.Fprintln(tw, hdr+"\t")
 		maps := make([][]sinks.ColumnMapping, len(mappers))
-		conv := catalog.ConvertedColumns(cols)
 		for i, m := range mappers {
 			maps[i] = m.m.Mapping(conv)
+		}
+		cols := make([]*catalog.Column, len(proj.Items))
+		for i := range proj.Items {
+			cols[i] = proj.Items[i].Column
 		}
 		var notes []string
 		for c := range cols {
 			null := "not null"
-			if cols[c].Nullable() {
+			if cols[c].Nullable {
 				null = "null"
 			}
-			line := fmt.Sprintf("  %d\t%s\t%s\t%s", c+1, cols[c].Name, decode.SQLTypeName(&cols[c]), null)
+			line := fmt.Sprintf("  %d\t%s\t%s\t%s", c+1, cols[c].Name, cols[c].SQLType(), null)
 			for i, m := range mappers {
 				mp := maps[i][c]
 				cell := mp.Target

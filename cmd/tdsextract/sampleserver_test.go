@@ -57,7 +57,7 @@ func TestSampleServerCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect to sample-server: %v", err)
 	}
-	n, err := catalog.QueryCount(context.Background(), conn, "SELECT COUNT_BIG(*) FROM dbo.poc48", session.TimeoutOf(10*time.Second))
+	n, err := catalog.Count(context.Background(), conn, "dbo", "poc48", "", session.TimeoutOf(10*time.Second))
 	conn.Close()
 	if err != nil || n != 123 {
 		t.Fatalf("COUNT_BIG(*) = %d, %v; want 123 from --rows", n, err)
