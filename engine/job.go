@@ -1,14 +1,11 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/tdsextract/tdsextract/engine/catalog"
-	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/internal/secret"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -26,11 +23,15 @@ type JobConfig struct {
 	Sinks []SinkConfig `mapstructure:"sinks"`
 	// Extracts are the tables and queries to export, in order.
 	Extracts []ExtractConfig `mapstructure:"extracts"`
-	// Parallel is how many extracts run at once, each on its own session
-	// (DESIGN.md §1: parallelism comes from sessions). Default 1.
+	// Parallel is how many extracts run at once, each on its own session:
+	// parallelism comes from sessions, each decoding one result set.
+	// Default 1.
 	Parallel int `mapstructure:"parallel"`
 	// SummaryFile, when set, receives the run summary as JSON.
 	SummaryFile string `mapstructure:"summary_file"`
+	// File is the job file the configuration was read from, for messages
+	// (set by whoever read it; not a key of the file).
+	File string `mapstructure:"-"`
 }
 
 // SourceConfig names the source server.
@@ -44,7 +45,7 @@ type SourceConfig struct {
 	PasswordEnv  string `mapstructure:"password_env"`
 	PasswordFile string `mapstructure:"password_file"`
 	// Timeout is the default request deadline of every query: a budget
-	// charged only while waiting on the network (DESIGN.md §5), e.g. "30m",
+	// charged only while waiting on the network, e.g. "30m",
 	// or "none". There is no hidden default: when it is empty the summary
 	// reports "timeout none".
 	Timeout string `mapstructure:"timeout"`
@@ -68,8 +69,8 @@ type ExtractConfig struct {
 	Query string `mapstructure:"query"`
 	// Convert overrides the SELECT expression of columns of Table; the
 	// default converts spatial types with STAsBinary() and hierarchyid with
-	// ToString() (DESIGN.md §7). A list, not a map, because column names
-	// are case-sensitive and config keys are not.
+	// ToString(), which no sink can read raw. A list, not a map, because
+	// column names are case-sensitive and config keys are not.
 	Convert []ConvertConfig `mapstructure:"convert"`
 	// Timeout overrides the source's request deadline for this extract.
 	Timeout string `mapstructure:"timeout"`
@@ -94,114 +95,32 @@ type SinkConfig struct {
 	Options map[string]any `mapstructure:"options"`
 }
 
-// ConfigError is a problem with the job's configuration. Field is the
-// dotted path of the offending key, e.g. "extracts[1].table".
+// ConfigError is a problem with the job's configuration. File is the job
+// file (when the job came from one), Field the dotted path of the
+// offending key, e.g. "extracts[1].sinks[0].options.dialect".
 type ConfigError struct {
+	File  string
 	Field string
 	Msg   string
 }
 
 func (e *ConfigError) Error() string {
-	if e.Field == "" {
-		return "config: " + e.Msg
+	s := "config: "
+	if e.File != "" {
+		s += e.File + ": "
 	}
-	return "config: " + e.Field + ": " + e.Msg
+	if e.Field != "" {
+		s += e.Field + ": "
+	}
+	return s + e.Msg
 }
 
-// Validate checks the job against reg (sink types and their options).
-// It returns all problems found, joined.
+// Validate checks the job against reg (sink types and their options)
+// without touching the network: it is Resolve without keeping the plan,
+// and returns every problem found, joined.
 func (j *JobConfig) Validate(reg *sinks.Registry) error {
-	var errs []error
-	add := func(field, format string, args ...any) {
-		errs = append(errs, &ConfigError{Field: field, Msg: fmt.Sprintf(format, args...)})
-	}
-	if j.Source.Connection == "" {
-		add("source.connection", "missing: set it to a connection string such as sqlserver://user@host:1433?database=db (password via source.password_env)")
-	} else if _, err := session.ParseConnString(string(j.Source.Connection)); err != nil {
-		add("source.connection", "%v", err)
-	}
-	if j.Source.PasswordEnv != "" && j.Source.PasswordFile != "" {
-		add("source", "set only one of password_env and password_file")
-	}
-	if _, err := parseTimeoutField(j.Source.Timeout); err != nil {
-		add("source.timeout", "%v", err)
-	}
-	if j.Source.ConnectTimeout != "" {
-		if _, err := parseDurationField(j.Source.ConnectTimeout); err != nil {
-			add("source.connect_timeout", "%v", err)
-		}
-	}
-	if j.Parallel < 0 {
-		add("parallel", "must be 1 or more")
-	}
-	if len(j.Extracts) == 0 {
-		add("extracts", "no extract: add at least one table or query")
-	}
-	names := map[string]int{}
-	for i := range j.Extracts {
-		e := &j.Extracts[i]
-		f := fmt.Sprintf("extracts[%d]", i)
-		switch {
-		case e.Table == "" && e.Query == "":
-			add(f, "set table or query")
-		case e.Table != "" && e.Query != "":
-			add(f, "set table or query, not both")
-		}
-		if e.Query != "" && (len(e.Columns) > 0 || e.Where != "" || len(e.Convert) > 0) {
-			add(f, "columns, where and convert apply to a table, not to a query")
-		}
-		if e.Table != "" {
-			if _, _, err := catalog.SplitTableName(e.Table); err != nil {
-				add(f+".table", "%v", err)
-			}
-		}
-		name := e.ExtractName()
-		if name == "" {
-			add(f+".name", "a query extract needs a name")
-		} else if prev, dup := names[strings.ToLower(name)]; dup {
-			add(f+".name", "%q is also the name of extracts[%d]; names must be unique", name, prev)
-		} else {
-			names[strings.ToLower(name)] = i
-		}
-		if _, err := parseTimeoutField(e.Timeout); err != nil {
-			add(f+".timeout", "%v", err)
-		}
-		switch strings.ToLower(e.Verify) {
-		case "", "none", "count":
-		default:
-			add(f+".verify", "%q: use none or count", e.Verify)
-		}
-		if strings.EqualFold(e.Verify, "count") && e.Query != "" {
-			add(f+".verify", "count verification needs a table extract")
-		}
-		for k, c := range e.Convert {
-			if c.Column == "" || c.Expr == "" {
-				add(fmt.Sprintf("%s.convert[%d]", f, k), "needs column and expr")
-			}
-		}
-		sinks := e.Sinks
-		sf := f + ".sinks"
-		if len(sinks) == 0 {
-			sinks, sf = j.Sinks, "sinks"
-		}
-		if len(sinks) == 0 {
-			add(sf, "no sink for extract %q: add a sinks list (e.g. type: csv)", name)
-		}
-		for k, s := range sinks {
-			field := fmt.Sprintf("%s[%d]", sf, k)
-			fac, ok := reg.Lookup(s.Type)
-			if !ok {
-				add(field+".type", "unknown sink type %q (known: %s)", s.Type, strings.Join(reg.Names(), ", "))
-				continue
-			}
-			if fac.Validate != nil {
-				if err := fac.Validate(s.Options); err != nil {
-					add(field+".options", "%v", err)
-				}
-			}
-		}
-	}
-	return errors.Join(errs...)
+	_, err := Resolve(j, reg)
+	return err
 }
 
 // ExtractName is the extract's name: Name, else the table name.
@@ -219,24 +138,6 @@ func (e *ExtractConfig) ExtractName() string {
 		}
 	}
 	return ""
-}
-
-func parseTimeoutField(s string) (session.Timeout, error) {
-	if s == "" {
-		return session.NoTimeout, nil
-	}
-	return session.ParseTimeout(s)
-}
-
-func parseDurationField(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration such as 15s or 2m", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
-	}
-	return d, nil
 }
 
 var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

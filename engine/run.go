@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
-	"github.com/tdsextract/tdsextract/engine/catalog"
 	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -93,226 +90,75 @@ type Runner struct {
 	Connect func(ctx context.Context, cfg session.Config) (*session.Conn, error)
 }
 
-// Run validates and runs the job. It always returns a summary (possibly
-// partial); the error is a *JobError (or several joined).
+// Run resolves the job (Resolve) and executes its plan. It always
+// returns a summary (possibly partial); the error is a *JobError (or
+// several joined).
 func (r *Runner) Run(ctx context.Context, job *JobConfig) (*Summary, error) {
-	reg := r.Registry
 	sum := &Summary{Job: job.Name, Started: time.Now()}
-	if reg == nil {
+	if r.Registry == nil {
 		return sum, &JobError{Kind: KindConfig, Err: errors.New("engine: Runner has no sink registry")}
 	}
-	if err := job.Validate(reg); err != nil {
-		return sum, &JobError{Kind: KindConfig, Err: err}
-	}
-	cfg, err := SourceToConfig(&job.Source)
+	plan, err := Resolve(job, r.Registry)
 	if err != nil {
 		return sum, &JobError{Kind: KindConfig, Err: err}
 	}
-	sum.Extracts = make([]ExtractSummary, len(job.Extracts))
-	par := job.Parallel
-	if par <= 0 {
-		par = 1
-	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-		sem  = make(chan struct{}, par)
-	)
-	for i := range job.Extracts {
+	return r.Execute(ctx, plan)
+}
+
+// Execute runs the units of a plan, Parallel at a time, each on its own
+// session, and summarises them per extract.
+func (r *Runner) Execute(ctx context.Context, plan *Plan) (*Summary, error) {
+	sum := &Summary{Job: plan.Job, Started: time.Now()}
+	results := make([]ExtractSummary, len(plan.Units))
+	errs := make([]error, len(plan.Units))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, plan.Parallel))
+	for i, u := range plan.Units {
 		wg.Add(1)
 		sem <- struct{}{}
-		go func(i int) {
+		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			es, err := r.runExtract(ctx, reg, cfg, job, &job.Extracts[i])
-			sum.Extracts[i] = es
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}(i)
+			results[i], errs[i] = r.runUnit(ctx, plan, u)
+		}()
 	}
 	wg.Wait()
+	for _, ex := range plan.Extracts {
+		var units []ExtractSummary
+		for i, u := range plan.Units {
+			if u.Extract == ex {
+				units = append(units, results[i])
+			}
+		}
+		sum.Extracts = append(sum.Extracts, mergeUnits(units))
+	}
 	sum.Duration = time.Since(sum.Started)
-	sum.OK = len(errs) == 0
-	return sum, errors.Join(errs...)
+	err := errors.Join(errs...)
+	sum.OK = err == nil
+	return sum, err
 }
 
-// SourceToConfig turns the job's source into a session Config.
-func SourceToConfig(src *SourceConfig) (session.Config, error) {
-	cfg, err := session.ParseConnString(string(src.Connection))
-	if err != nil {
-		return session.Config{}, &ConfigError{Field: "source.connection", Msg: err.Error()}
+// mergeUnits summarises an extract from its units' summaries.
+func mergeUnits(units []ExtractSummary) ExtractSummary {
+	if len(units) == 1 {
+		return units[0]
 	}
-	if src.PasswordEnv != "" {
-		cfg.Password, cfg.PasswordFile, cfg.PasswordEnv = "", "", src.PasswordEnv
-	}
-	if src.PasswordFile != "" {
-		cfg.Password, cfg.PasswordEnv, cfg.PasswordFile = "", "", src.PasswordFile
-	}
-	if src.ConnectTimeout != "" {
-		d, err := parseDurationField(src.ConnectTimeout)
-		if err != nil {
-			return session.Config{}, &ConfigError{Field: "source.connect_timeout", Msg: err.Error()}
+	var m ExtractSummary
+	for i, u := range units {
+		if i == 0 {
+			m.Name, m.SQL, m.Timeout, m.Verified = u.Name, u.SQL, u.Timeout, u.Verified
 		}
-		cfg.ConnectTimeout = d
-	}
-	return cfg, nil
-}
-
-func (r *Runner) runExtract(ctx context.Context, reg *sinks.Registry, cfg session.Config, job *JobConfig, ex *ExtractConfig) (es ExtractSummary, err error) {
-	name := ex.ExtractName()
-	es.Name = name
-	start := time.Now()
-	var conn *session.Conn
-	wire := func() int64 {
-		if conn == nil {
-			return 0
-		}
-		return conn.WireBytes()
-	}
-	var rows int64
-	if r.Progress != nil {
-		defer func() { r.Progress.Finish(name, rows, wire(), err) }()
-	}
-	fail := func(kind ErrorKind, e error) (ExtractSummary, error) {
-		es.Error = e.Error()
-		es.Duration = time.Since(start)
-		return es, &JobError{Kind: kind, Extract: name, Err: e}
-	}
-
-	timeout, _ := parseTimeoutField(job.Source.Timeout)
-	if ex.Timeout != "" {
-		timeout, _ = parseTimeoutField(ex.Timeout)
-	}
-	es.Timeout = timeout.String()
-
-	connect := r.Connect
-	if connect == nil {
-		connect = session.Connect
-	}
-	conn, err = connect(ctx, cfg)
-	if err != nil {
-		return fail(KindConnect, err)
-	}
-	defer conn.Close()
-
-	var sqlText string
-	var info sinks.ExtractInfo
-	info.Name, info.EstimatedRows = name, -1
-	where, err := ExpandVars(ex.Where, os.LookupEnv)
-	if err != nil {
-		return fail(KindConfig, &ConfigError{Field: "where", Msg: err.Error()})
-	}
-	if ex.Query != "" {
-		if sqlText, err = ExpandVars(ex.Query, os.LookupEnv); err != nil {
-			return fail(KindConfig, &ConfigError{Field: "query", Msg: err.Error()})
-		}
-	} else {
-		schema, table, _ := catalog.SplitTableName(ex.Table)
-		info.Schema, info.Table = schema, table
-		tab, err := catalog.LoadTable(ctx, conn, schema, table, timeout)
-		if err != nil {
-			return fail(KindExtract, err)
-		}
-		overrides := make([]catalog.Override, len(ex.Convert))
-		for i, c := range ex.Convert {
-			overrides[i] = catalog.Override{Column: c.Column, Expr: c.Expr}
-		}
-		proj, err := catalog.Project(tab, ex.Columns, overrides)
-		if err != nil {
-			var uc *catalog.UnknownColumnError
-			if errors.As(err, &uc) {
-				err = &ConfigError{Field: uc.Field, Msg: uc.Error()}
-			}
-			return fail(KindConfig, err)
-		}
-		sqlText = proj.SQL(where)
-		if where == "" {
-			// For progress: the row count SQL Server keeps in its
-			// catalog (cheap, possibly stale).
-			info.EstimatedRows = tab.RowCount
+		m.Rows += u.Rows
+		m.WireBytes += u.WireBytes
+		m.SourceRows += u.SourceRows
+		m.Duration = max(m.Duration, u.Duration)
+		m.Sinks = append(m.Sinks, u.Sinks...)
+		if u.Error != "" && m.Error == "" {
+			m.Error = u.Error
 		}
 	}
-	es.SQL = sqlText
-	verify := strings.EqualFold(ex.Verify, "count")
-	if verify {
-		n, err := catalog.Count(ctx, conn, info.Schema, info.Table, where, timeout)
-		if err != nil {
-			return fail(KindExtract, fmt.Errorf("verify: counting source rows: %w", err))
-		}
-		info.EstimatedRows = n
-	}
-
-	specs := ex.Sinks
-	if len(specs) == 0 {
-		specs = job.Sinks
-	}
-	sinks := make([]sinks.Sink, 0, len(specs))
-	abortAll := func() {
-		for _, s := range sinks {
-			_ = s.Abort(context.WithoutCancel(ctx))
-		}
-	}
-	for _, spec := range specs {
-		fac, _ := reg.Lookup(spec.Type)
-		s, err := fac.New(spec.Options)
-		if err != nil {
-			abortAll()
-			return fail(KindConfig, fmt.Errorf("sink %s: %w", spec.Type, err))
-		}
-		sinks = append(sinks, s)
-		if err := s.Open(ctx, info); err != nil {
-			abortAll()
-			return fail(KindExtract, fmt.Errorf("sink %s: open: %w", spec.Type, err))
-		}
-	}
-	if r.Progress != nil {
-		r.Progress.Start(name, info.EstimatedRows)
-	}
-
-	cs := make([]decode.CellSink, len(sinks))
-	for i, s := range sinks {
-		cs[i] = s
-	}
-	q := session.Query{SQL: sqlText, Timeout: timeout}
-	if r.Progress != nil {
-		q.OnProgress = func(n int64) { r.Progress.Update(name, n, wire()) }
-	}
-	res, qerr := conn.Query(ctx, q, Tee(cs...))
-	if res != nil {
-		rows = res.Rows
-	}
-	es.Rows, es.WireBytes = rows, wire()
-	if qerr != nil {
-		abortAll()
-		return fail(KindExtract, withHint(qerr))
-	}
-	if verify {
-		es.Verified, es.SourceRows = "count", info.EstimatedRows
-		if rows != info.EstimatedRows {
-			abortAll()
-			return fail(KindExtract, fmt.Errorf("verify: extracted %d rows but the source counted %d: nothing was published; rerun the extract (the table may have changed while it ran)", rows, info.EstimatedRows))
-		}
-	}
-	es.Duration = time.Since(start)
-	es.RowsPerSec = rate(rows, es.Duration)
-	for i, s := range sinks {
-		t0 := time.Now()
-		st, err := s.Publish(ctx)
-		if err != nil {
-			for _, rest := range sinks[i:] {
-				_ = rest.Abort(context.WithoutCancel(ctx))
-			}
-			return fail(KindExtract, fmt.Errorf("sink %s: publish: %w", specs[i].Type, err))
-		}
-		d := es.Duration + time.Since(t0)
-		es.Sinks = append(es.Sinks, SinkSummary{Type: specs[i].Type, Rows: st.Rows, Bytes: st.Bytes, Files: st.Files, Duration: d, RowsPerSec: rate(st.Rows, d)})
-	}
-	es.Duration = time.Since(start)
-	return es, nil
+	m.RowsPerSec = rate(m.Rows, m.Duration)
+	return m
 }
 
 func rate(n int64, d time.Duration) float64 {

@@ -67,20 +67,48 @@ type Mapper interface {
 // sink's section of the job configuration as plain values (decoded from
 // YAML by the CLI, or given as --set on the command line).
 type Factory struct {
-	Name        string
+	Name string
+	// Description says in one line what the sink writes, for
+	// `tdsextract sinks`.
 	Description string
-	// Options declares every option the sink takes; validation, defaults,
-	// `tdsextract sinks NAME` and the documentation's tables come from it.
+	// Options declares every option the sink takes; resolution, defaults,
+	// `tdsextract sinks NAME` and the documentation's option tables come
+	// from it. A factory without Options checks its options in Validate
+	// alone.
 	Options Spec
-	// New creates a sink from options (not yet resolved against Options).
+	// New creates a sink from options, given as the job has them or as
+	// Resolve returns them (resolving resolved options changes nothing).
 	New func(options map[string]any) (Sink, error)
-	// Validate checks options without creating a sink (for `run --dry-run`
-	// and config tests): Options.Resolve, then what only the sink can check
-	// (one option against another). Optional.
+	// Validate checks what the spec cannot, one option against another,
+	// on options already resolved against Options (as given when there is
+	// no spec). Optional. Its errors should be *OptionError naming a key.
 	Validate func(options map[string]any) error
 	// Mapping describes how a sink created with options would map cols,
 	// for `inspect`, without creating one. Optional.
 	Mapping func(options map[string]any, cols []decode.Column) ([]ColumnMapping, error)
+}
+
+// Resolve checks options and returns them resolved: against Options
+// (unknown keys, types, allowed values, ranges; defaults filled in), then
+// by Validate. Every problem is reported, joined, each an *OptionError
+// naming its key where it has one.
+func (f Factory) Resolve(options map[string]any) (map[string]any, error) {
+	resolved := options
+	if f.Options != nil {
+		var err error
+		if resolved, err = f.Options.Resolve(options); err != nil {
+			return nil, err
+		}
+	}
+	if f.Validate != nil {
+		if err := f.Validate(resolved); err != nil {
+			return nil, err
+		}
+	}
+	if resolved == nil {
+		resolved = map[string]any{}
+	}
+	return resolved, nil
 }
 
 // Registry maps sink names to factories. The zero value is not usable; use

@@ -104,13 +104,14 @@ func loadJob(path string) (*engine.JobConfig, error) {
 	v.SetConfigFile(path)
 	v.SetConfigType("yaml")
 	if err := v.ReadInConfig(); err != nil {
-		return nil, &engine.ConfigError{Field: path, Msg: fmt.Sprintf("cannot read the job file: %v", err)}
+		return nil, &engine.ConfigError{File: path, Msg: fmt.Sprintf("cannot read the job file: %v", err)}
 	}
 	bindJobEnv(v)
 	var job engine.JobConfig
 	if err := v.UnmarshalExact(&job); err != nil {
-		return nil, &engine.ConfigError{Field: path, Msg: cleanViperError(err)}
+		return nil, &engine.ConfigError{File: path, Msg: cleanViperError(err)}
 	}
+	job.File = path
 	return &job, nil
 }
 
@@ -158,10 +159,11 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 				job.SummaryFile = summaryJSON
 			}
 			if dryRun {
-				if err := job.Validate(g.registry); err != nil {
-					return &engine.JobError{Kind: engine.KindConfig, Err: fmt.Errorf("%s: %w", args[0], err)}
+				plan, err := engine.Resolve(job, g.registry)
+				if err != nil {
+					return &engine.JobError{Kind: engine.KindConfig, Err: err}
 				}
-				fmt.Fprintf(g.stdout, "%s: valid (%d extracts)\n", args[0], len(job.Extracts))
+				fmt.Fprintf(g.stdout, "%s: valid (%d extracts, %d units)\n", args[0], len(plan.Extracts), len(plan.Units))
 				return nil
 			}
 			return runJob(cmd.Context(), g, job)
@@ -336,15 +338,9 @@ func newInspectCmd(g *globalOpts) *cobra.Command {
 }
 
 func inspect(ctx context.Context, g *globalOpts, job *engine.JobConfig, tables, to []string) error {
-	cfg, err := engine.SourceToConfig(&job.Source)
+	cfg, tmo, err := engine.ResolveSource(&job.Source)
 	if err != nil {
 		return &engine.JobError{Kind: engine.KindConfig, Err: err}
-	}
-	tmo := session.NoTimeout
-	if job.Source.Timeout != "" {
-		if tmo, err = session.ParseTimeout(job.Source.Timeout); err != nil {
-			return &engine.JobError{Kind: engine.KindConfig, Err: err}
-		}
 	}
 	conn, err := session.Connect(ctx, cfg)
 	if err != nil {

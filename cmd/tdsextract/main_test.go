@@ -80,6 +80,13 @@ func TestConfigsValidate(t *testing.T) {
 	if err != nil || len(files) < 4 {
 		t.Fatalf("configs: %v %v", files, err)
 	}
+	// A dry run builds the plan, ${VAR} expanded: without the watermark
+	// incremental.yaml's scheduler passes, it says which variable and where.
+	code, _, errOut := runCLI(t, "run", "--dry-run", "../../configs/incremental.yaml")
+	if code != exitConfig || !strings.Contains(errOut, "SINCE_ORDER_ID") || !strings.Contains(errOut, "incremental.yaml: extracts[0].where") {
+		t.Errorf("dry run without SINCE_ORDER_ID: code %d: %s", code, errOut)
+	}
+	t.Setenv("SINCE_ORDER_ID", "4000")
 	for _, f := range files {
 		job, err := loadJob(f)
 		if err != nil {

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/sinks"
+)
+
+// specSink is a registry with one sink that declares its options.
+func specRegistry(t *testing.T) *sinks.Registry {
+	t.Helper()
+	r, err := sinks.NewRegistry(sinks.Factory{
+		Name: "mem",
+		Options: sinks.Spec{
+			{Name: "path", Type: sinks.String, Default: "out/", Doc: "where"},
+			{Name: "flush", Type: sinks.Duration, Default: 5 * time.Second, Doc: "how often"},
+			{Name: "mode", Type: sinks.Enum, Values: []string{"fast", "safe"}, Default: "safe", Doc: "how"},
+		},
+		Validate: func(o map[string]any) error {
+			if o["mode"] == "fast" && o["flush"].(time.Duration) > time.Minute {
+				return &sinks.OptionError{Key: "flush", Msg: "at most 1m in fast mode"}
+			}
+			return nil
+		},
+		New: func(map[string]any) (sinks.Sink, error) { return &nopSink{}, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestResolvePlan(t *testing.T) {
+	env := map[string]string{"SINCE": "42"}
+	look := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	job := &JobConfig{
+		Name:   "j",
+		File:   "job.yaml",
+		Source: SourceConfig{Connection: "sqlserver://sa@127.0.0.1:1433?database=x", Timeout: "30m", ConnectTimeout: "7s", PasswordEnv: "PW"},
+		Sinks:  []SinkConfig{{Type: "mem", Options: map[string]any{"mode": "FAST", "flush": "2s"}}},
+		Extracts: []ExtractConfig{
+			{Table: "sales.orders", Where: "id > ${SINCE}", Verify: "Count", Convert: []ConvertConfig{{Column: "g", Expr: "raw"}}},
+			{Name: "q", Query: "SELECT 1", Timeout: "none", Sinks: []SinkConfig{{Type: "mem"}}},
+		},
+	}
+	p, err := resolve(job, specRegistry(t), look)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Parallel != DefaultParallel || p.Session.ConnectTimeout != 7*time.Second || p.Session.PasswordEnv != "PW" || p.File != "job.yaml" {
+		t.Errorf("plan: %+v", p)
+	}
+	if len(p.Units) != 2 || p.Units[0].Extract != p.Extracts[0] || p.Units[0].Parts != 1 {
+		t.Fatalf("units %+v", p.Units)
+	}
+	a, b := p.Extracts[0], p.Extracts[1]
+	if a.Name != "sales.orders" || a.Schema != "sales" || a.Table != "orders" || a.Where != "id > 42" || a.Verify != VerifyCount ||
+		a.Timeout != session.TimeoutOf(30*time.Minute) || a.Field != "extracts[0]" || len(a.Convert) != 1 {
+		t.Errorf("table extract %+v", a)
+	}
+	if b.IsTable() || b.Query != "SELECT 1" || !b.Timeout.IsNone() || b.Verify != VerifyNone {
+		t.Errorf("query extract %+v", b)
+	}
+	// Options come resolved: typed, normalised, defaults filled in.
+	if o := a.Sinks[0].Options; o["mode"] != "fast" || o["flush"] != 2*time.Second || o["path"] != "out/" {
+		t.Errorf("resolved options %v", o)
+	}
+	if o := b.Sinks[0].Options; o["mode"] != "safe" || o["flush"] != 5*time.Second {
+		t.Errorf("defaults %v", o)
+	}
+	// A unit's predicate joins the extract's.
+	u := Unit{Extract: a, Where: "id < 100", Part: 0, Parts: 2}
+	if got := u.Predicate(); got != "(id > 42) AND (id < 100)" {
+		t.Errorf("predicate %q", got)
+	}
+}
+
+// Resolve reports every problem at once, each naming the file and the key.
+func TestResolveReportsEveryError(t *testing.T) {
+	job := &JobConfig{
+		File:     "bad.yaml",
+		Parallel: -1,
+		Source:   SourceConfig{Connection: "sqlserver://sa@127.0.0.1:1433?database=x", Timeout: "0", ConnectTimeout: "soon"},
+		Sinks:    []SinkConfig{{Type: "mem", Options: map[string]any{"mdoe": "fast", "flush": "1h", "mode": "fast"}}},
+		Extracts: []ExtractConfig{
+			{Table: "a", Sinks: []SinkConfig{{Type: "parquetx"}}},
+			{Table: "a", Query: "SELECT 1"},
+			{Query: "SELECT 1", Verify: "count", Sinks: []SinkConfig{{Type: "mem", Options: map[string]any{"mode": "slow", "flush": "x"}}}},
+			{Table: "b", Where: "d > ${MISSING}", Verify: "sometimes", Timeout: "later"},
+		},
+	}
+	_, err := resolve(job, specRegistry(t), func(string) (string, bool) { return "", false })
+	if err == nil {
+		t.Fatal("invalid job accepted")
+	}
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("not a ConfigError: %T", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"bad.yaml: parallel", "bad.yaml: source.timeout", "bad.yaml: source.connect_timeout",
+		"bad.yaml: extracts[0].sinks[0].type: unknown sink type \"parquetx\" (known: mem)",
+		"bad.yaml: extracts[1]: set table or query, not both",
+		"bad.yaml: extracts[2].name", "bad.yaml: extracts[2].verify: count verification needs a table extract",
+		"bad.yaml: extracts[2].sinks[0].options.mode: \"slow\": use \"fast\" or \"safe\"",
+		"bad.yaml: extracts[2].sinks[0].options.flush: \"x\" is not a duration",
+		"bad.yaml: sinks[0].options.mdoe: unknown option (did you mean \"mode\"?)",
+		"bad.yaml: extracts[3].where: environment variable(s) MISSING not set",
+		"bad.yaml: extracts[3].verify", "bad.yaml: extracts[3].timeout",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%v", want, msg)
+		}
+	}
+	// Cross-option checks run on resolved options and name their key.
+	job = &JobConfig{Source: SourceConfig{Connection: "sqlserver://sa@h?database=x"},
+		Extracts: []ExtractConfig{{Table: "t", Sinks: []SinkConfig{{Type: "mem", Options: map[string]any{"mode": "fast", "flush": "2m"}}}}}}
+	if _, err := resolve(job, specRegistry(t), nil); err == nil || !strings.Contains(err.Error(), "extracts[0].sinks[0].options.flush: at most 1m in fast mode") {
+		t.Errorf("cross-option check: %v", err)
+	}
+}
+
+func TestParseVerify(t *testing.T) {
+	for in, want := range map[string]VerifyMode{"": VerifyNone, "none": VerifyNone, "COUNT": VerifyCount} {
+		if v, err := ParseVerify(in); err != nil || v != want {
+			t.Errorf("%q: %v %v", in, v, err)
+		}
+	}
+	if _, err := ParseVerify("rows"); err == nil {
+		t.Error("rows accepted")
+	}
+	if VerifyCount.String() != "count" || VerifyNone.String() != "none" {
+		t.Error("names")
+	}
+}

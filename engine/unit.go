@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/sinks"
+)
+
+// unit is one unit of a plan while it runs. Its steps run in order, each
+// a small method: connect, describe the table, build the SQL, count or
+// estimate the rows, open the sinks, stream, verify, publish. A failed
+// step ends the unit; whatever sinks are open and unpublished are aborted.
+type unit struct {
+	r     *Runner
+	u     Unit
+	ex    *ExtractPlan
+	plan  *Plan
+	start time.Time
+
+	conn  *session.Conn
+	table *catalog.Table
+	sql   string
+	info  sinks.ExtractInfo
+	sinks []sinks.Sink // opened, in the extract's order
+	done  int          // sinks[:done] are published
+	rows  int64
+	sum   ExtractSummary
+}
+
+// stepError is a failed step with the class of its failure.
+type stepError struct {
+	kind ErrorKind
+	err  error
+}
+
+func (e *stepError) Error() string { return e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+func failed(kind ErrorKind, err error) error { return &stepError{kind, err} }
+
+func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit) (ExtractSummary, error) {
+	x := &unit{r: r, u: u, ex: u.Extract, plan: plan, start: time.Now()}
+	x.sum.Name, x.sum.Timeout = x.ex.Name, x.ex.Timeout.String()
+	x.info = sinks.ExtractInfo{Name: x.ex.Name, Schema: x.ex.Schema, Table: x.ex.Table, EstimatedRows: -1}
+	err := x.run(ctx)
+	if x.conn != nil {
+		x.sum.WireBytes = x.conn.WireBytes()
+		_ = x.conn.Close()
+	}
+	if r.Progress != nil {
+		r.Progress.Finish(x.ex.Name, x.rows, x.sum.WireBytes, err)
+	}
+	x.sum.Duration = time.Since(x.start)
+	if err == nil {
+		return x.sum, nil
+	}
+	x.sum.Error = err.Error()
+	kind := KindExtract
+	var se *stepError
+	if errors.As(err, &se) {
+		kind, err = se.kind, se.err
+	}
+	return x.sum, &JobError{Kind: kind, Extract: x.ex.Name, Err: err}
+}
+
+func (x *unit) run(ctx context.Context) error {
+	defer x.abortUnpublished(ctx)
+	steps := []func(context.Context) error{x.connect, x.describe, x.buildSQL, x.countRows, x.openSinks, x.stream, x.verify, x.publish}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// connect opens the unit's own session.
+func (x *unit) connect(ctx context.Context) error {
+	connect := x.r.Connect
+	if connect == nil {
+		connect = session.Connect
+	}
+	conn, err := connect(ctx, x.plan.Session)
+	if err != nil {
+		return failed(KindConnect, err)
+	}
+	x.conn = conn
+	return nil
+}
+
+// describe loads the table from the catalog (a query extract has none).
+func (x *unit) describe(ctx context.Context) error {
+	if !x.ex.IsTable() {
+		return nil
+	}
+	t, err := catalog.LoadTable(ctx, x.conn, x.ex.Schema, x.ex.Table, x.ex.Timeout)
+	if err != nil {
+		return failed(KindExtract, err)
+	}
+	x.table = t
+	return nil
+}
+
+// buildSQL writes the unit's SELECT: the query as given, or the table's
+// projection (columns, default conversions, overrides) with the unit's
+// predicate.
+func (x *unit) buildSQL(context.Context) error {
+	if !x.ex.IsTable() {
+		x.sql = x.ex.Query
+	} else {
+		p, err := catalog.Project(x.table, x.ex.Columns, x.ex.Convert)
+		if err != nil {
+			var uc *catalog.UnknownColumnError
+			if errors.As(err, &uc) {
+				err = &ConfigError{File: x.plan.File, Field: x.ex.Field + "." + uc.Field, Msg: uc.Error()}
+			}
+			return failed(KindConfig, err)
+		}
+		x.sql = p.SQL(x.u.Predicate())
+	}
+	x.sum.SQL = x.sql
+	return nil
+}
+
+// countRows counts the source rows exactly when the unit is verified, and
+// otherwise estimates them for progress from the row count SQL Server
+// keeps (cheap, possibly a little stale; not for a filtered unit).
+func (x *unit) countRows(ctx context.Context) error {
+	switch {
+	case x.ex.Verify == VerifyCount:
+		n, err := catalog.Count(ctx, x.conn, x.ex.Schema, x.ex.Table, x.u.Predicate(), x.ex.Timeout)
+		if err != nil {
+			return failed(KindExtract, fmt.Errorf("verify: counting source rows: %w", err))
+		}
+		x.info.EstimatedRows = n
+	case x.table != nil && x.u.Predicate() == "":
+		x.info.EstimatedRows = x.table.RowCount
+	}
+	return nil
+}
+
+// openSinks creates and opens the extract's sinks.
+func (x *unit) openSinks(ctx context.Context) error {
+	for _, sp := range x.ex.Sinks {
+		s, err := sp.Factory.New(sp.Options)
+		if err != nil {
+			return failed(KindConfig, fmt.Errorf("sink %s: %w", sp.Type, err))
+		}
+		x.sinks = append(x.sinks, s)
+		if err := s.Open(ctx, x.info); err != nil {
+			return failed(KindExtract, fmt.Errorf("sink %s: open: %w", sp.Type, err))
+		}
+	}
+	if x.r.Progress != nil {
+		x.r.Progress.Start(x.ex.Name, x.info.EstimatedRows)
+	}
+	return nil
+}
+
+// stream runs the SELECT once, through the tee into every sink.
+func (x *unit) stream(ctx context.Context) error {
+	cs := make([]decode.CellSink, len(x.sinks))
+	for i, s := range x.sinks {
+		cs[i] = s
+	}
+	q := session.Query{SQL: x.sql, Timeout: x.ex.Timeout}
+	if p := x.r.Progress; p != nil {
+		q.OnProgress = func(n int64) { p.Update(x.ex.Name, n, x.conn.WireBytes()) }
+	}
+	res, err := x.conn.Query(ctx, q, Tee(cs...))
+	if res != nil {
+		x.rows = res.Rows
+	}
+	x.sum.Rows = x.rows
+	if err != nil {
+		return failed(KindExtract, withHint(err))
+	}
+	return nil
+}
+
+// verify compares the rows streamed with the count.
+func (x *unit) verify(context.Context) error {
+	if x.ex.Verify != VerifyCount {
+		return nil
+	}
+	x.sum.Verified, x.sum.SourceRows = VerifyCount.String(), x.info.EstimatedRows
+	if x.rows != x.info.EstimatedRows {
+		return failed(KindExtract, fmt.Errorf("verify: extracted %d rows but the source counted %d: nothing was published; rerun the extract (the table may have changed while it ran)", x.rows, x.info.EstimatedRows))
+	}
+	return nil
+}
+
+// publish publishes the sinks in order; the unit's rate is taken before,
+// each sink's after its own publish.
+func (x *unit) publish(ctx context.Context) error {
+	streamed := time.Since(x.start)
+	x.sum.RowsPerSec = rate(x.rows, streamed)
+	for i, s := range x.sinks {
+		t0 := time.Now()
+		st, err := s.Publish(ctx)
+		if err != nil {
+			return failed(KindExtract, fmt.Errorf("sink %s: publish: %w", x.ex.Sinks[i].Type, err))
+		}
+		x.done = i + 1
+		d := streamed + time.Since(t0)
+		x.sum.Sinks = append(x.sum.Sinks, SinkSummary{Type: x.ex.Sinks[i].Type, Rows: st.Rows, Bytes: st.Bytes, Files: st.Files,
+			Duration: d, RowsPerSec: rate(st.Rows, d)})
+	}
+	return nil
+}
+
+// abortUnpublished aborts the sinks that were opened (or created) and
+// not published, even when ctx is cancelled.
+func (x *unit) abortUnpublished(ctx context.Context) {
+	for _, s := range x.sinks[x.done:] {
+		_ = s.Abort(context.WithoutCancel(ctx))
+	}
+}
