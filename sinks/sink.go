@@ -137,6 +137,9 @@ func (r *Registry) Register(f Factory) error {
 	if f.Name == "" || f.New == nil {
 		return fmt.Errorf("sinks: sink factory needs a name and a New function")
 	}
+	if err := f.Options.Check(); err != nil {
+		return fmt.Errorf("sinks: sink %q: %w", f.Name, err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.factories[f.Name]; dup {

@@ -69,7 +69,7 @@ func TestSpecResolve(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("secret option error: %v", err)
 	}
-	if md := spec.Markdown(); !strings.Contains(md, "| `max_bytes` | size | 0 | split |") || !strings.Contains(md, "rfc4180 \\| postgres") {
+	if md := spec.Markdown(); !strings.Contains(md, "| `max_bytes` | size | `0` | split |") || !strings.Contains(md, "rfc4180 \\| postgres") {
 		t.Errorf("Markdown:\n%s", md)
 	}
 }
@@ -84,5 +84,60 @@ func TestParseSize(t *testing.T) {
 		if _, err := ParseSize(bad); err == nil {
 			t.Errorf("ParseSize(%v) accepted", bad)
 		}
+	}
+}
+
+func TestSpecRangesAliasesAndCheck(t *testing.T) {
+	spec := Spec{
+		{Name: "buffer", Type: Size, Default: int64(4 << 10), Range: &Range{Min: 4 << 10, Max: 64 << 20}, Doc: "b"},
+		{Name: "level", Type: Int, Default: int64(0), Range: &Range{Min: 0, Max: 9}, Doc: "l"},
+		{Name: "eol", Type: Enum, Values: []string{"lf", "crlf"}, Aliases: map[string]string{"\n": "lf", "\r\n": "crlf"}, Default: "lf", Doc: "e"},
+		{Name: "fmt", Type: Enum, Values: []string{"true_false", "1_0"}, Default: "true_false", Doc: "f"},
+	}
+	if err := spec.Check(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := spec.Resolve(map[string]any{"buffer": "1MiB", "level": 9, "eol": "\r\n"})
+	if err != nil || got["buffer"] != int64(1<<20) || got["eol"] != "crlf" {
+		t.Fatalf("%v %v", got, err)
+	}
+	_, err = spec.Resolve(map[string]any{"buffer": "1KiB", "level": 10, "fmt": 10})
+	for _, frag := range []string{"buffer: 1KiB is outside 4KiB .. 64MiB", "level: 10 is outside 0 .. 9", `fmt: "10" (a number, not text): use "true_false" or "1_0", in quotes`} {
+		if err == nil || !strings.Contains(err.Error(), frag) {
+			t.Errorf("error %v lacks %q", err, frag)
+		}
+	}
+	if md := spec.Markdown(); !strings.Contains(md, "| `buffer` | size, 4KiB .. 64MiB | `4KiB` |") {
+		t.Errorf("Markdown:\n%s", md)
+	}
+	for _, bad := range []Spec{
+		{{Name: "a", Type: Int, Default: 3}},                                        // int, not int64
+		{{Name: "a", Type: Enum, Values: []string{"x"}, Default: "y"}},              // not a value
+		{{Name: "a", Type: Int, Default: int64(20), Range: &Range{Min: 0, Max: 9}}}, // outside its range
+		{{Name: "a", Type: String}, {Name: "a", Type: String}},                      // twice
+		{{Name: "Max-Rows", Type: Int}},                                             // not lower case with underscores
+		{{Name: "a", Type: String, Range: &Range{}}},                                // a range on text
+	} {
+		if err := bad.Check(); err == nil {
+			t.Errorf("spec %+v passed Check", bad)
+		}
+		if _, err := NewRegistry(Factory{Name: "x", Options: bad, New: func(map[string]any) (Sink, error) { return nil, nil }}); err == nil {
+			t.Errorf("registry took spec %+v", bad)
+		}
+	}
+}
+
+func TestStructOptions(t *testing.T) {
+	f := false
+	type cfg struct {
+		Path   string   `mapstructure:"path"`
+		Header *bool    `mapstructure:"header"`
+		Max    int64    `mapstructure:"max_rows"`
+		Cols   []string `mapstructure:"columns"`
+		Skip   string   `mapstructure:"-"`
+	}
+	got := StructOptions(&cfg{Header: &f, Max: 7, Skip: "x"})
+	if !reflect.DeepEqual(got, map[string]any{"header": false, "max_rows": int64(7)}) {
+		t.Fatalf("%#v", got)
 	}
 }

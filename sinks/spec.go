@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,6 +77,12 @@ type Option struct {
 	DefaultDoc string
 	// Values are the allowed values of an Enum.
 	Values []string
+	// Aliases are other spellings of an Enum's values, each mapped to the
+	// value it stands for (e.g. "\r\n" for "crlf"); they are accepted, never
+	// shown.
+	Aliases map[string]string
+	// Range bounds an Int or Size, both ends included; nil for none.
+	Range *Range
 	// Doc says what the option does, in one or two sentences.
 	Doc string
 	// Required options must be given.
@@ -85,8 +92,43 @@ type Option struct {
 	Secret bool
 }
 
+// Range is the allowed interval of an Int or Size option.
+type Range struct{ Min, Max int64 }
+
 // Spec is the declared options of a sink, in documentation order.
 type Spec []Option
+
+// Check reports the first mistake in the spec itself: a name given twice
+// or not lower case, a default of the wrong Go type, outside the range or
+// not one of an Enum's values. Registry.Register checks every factory's
+// spec, so a mistake is found when the binary starts, not by a user.
+func (s Spec) Check() error {
+	seen := map[string]bool{}
+	for i := range s {
+		o := &s[i]
+		if o.Name == "" || o.Name != strings.ToLower(o.Name) || strings.ContainsAny(o.Name, " .-") || seen[o.Name] {
+			return fmt.Errorf("sinks: option %q: names are unique, lower case, with underscores", o.Name)
+		}
+		seen[o.Name] = true
+		if o.Type == Enum && len(o.Values) == 0 {
+			return fmt.Errorf("sinks: option %q: an enum needs values", o.Name)
+		}
+		if o.Range != nil && o.Type != Int && o.Type != Size {
+			return fmt.Errorf("sinks: option %q: only int and size options have a range", o.Name)
+		}
+		if o.Default == nil {
+			continue
+		}
+		d, err := o.convert(o.Default)
+		if err != nil {
+			return fmt.Errorf("sinks: option %q: default %v: %v", o.Name, o.Default, err)
+		}
+		if !reflect.DeepEqual(d, o.Default) {
+			return fmt.Errorf("sinks: option %q: default %#v is not in the option's Go type (%T)", o.Name, o.Default, d)
+		}
+	}
+	return nil
+}
 
 // Lookup returns the option named name.
 func (s Spec) Lookup(name string) (Option, bool) {
@@ -212,7 +254,7 @@ func (o *Option) convert(v any) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s is not a whole number", o.describe(v))
 		}
-		return n, nil
+		return n, o.inRange(n)
 	case Bool:
 		switch x := v.(type) {
 		case bool:
@@ -246,7 +288,7 @@ func (o *Option) convert(v any) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", o.describe(v), err)
 		}
-		return n, nil
+		return n, o.inRange(n)
 	case Enum:
 		s, ok := v.(string)
 		if !ok {
@@ -256,6 +298,15 @@ func (o *Option) convert(v any) (any, error) {
 			if strings.EqualFold(strings.TrimSpace(s), a) {
 				return a, nil
 			}
+		}
+		for alias, a := range o.Aliases {
+			if s == alias || strings.EqualFold(strings.TrimSpace(s), alias) {
+				return a, nil
+			}
+		}
+		if _, text := v.(string); !text {
+			// YAML reads 1_0 as the number 10 and yes as true: say so.
+			return nil, fmt.Errorf("%s (%s, not text): use %s, in quotes", o.describe(v), kindOf(v), orList(o.Values))
 		}
 		return nil, fmt.Errorf("%s: use %s", o.describe(v), orList(o.Values))
 	case List:
@@ -291,6 +342,31 @@ func (o *Option) convert(v any) (any, error) {
 		return nil, fmt.Errorf("want a map or a list, got %s", kindOf(v))
 	}
 	return nil, fmt.Errorf("option type %v is not known", o.Type)
+}
+
+// inRange checks n against the option's range.
+func (o *Option) inRange(n int64) error {
+	if o.Range == nil || n >= o.Range.Min && n <= o.Range.Max {
+		return nil
+	}
+	return fmt.Errorf("%s is outside %s", o.intText(n), o.rangeText())
+}
+
+// intText shows an Int or Size value as the documentation does.
+func (o *Option) intText(n int64) string {
+	if o.Type == Size {
+		return FormatSize(n)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// rangeText shows the range; a range up to the largest int64 is shown as
+// its lower bound alone.
+func (o *Option) rangeText() string {
+	if o.Range.Max == math.MaxInt64 {
+		return ">= " + o.intText(o.Range.Min)
+	}
+	return o.intText(o.Range.Min) + " .. " + o.intText(o.Range.Max)
 }
 
 func kindOf(v any) string {
@@ -411,19 +487,29 @@ func FormatSize(n int64) string {
 // TypeText is the option's type as the documentation shows it: the type
 // name, or the allowed values of an Enum.
 func (o *Option) TypeText() string {
-	if o.Type == Enum {
+	switch {
+	case o.Type == Enum:
 		return strings.Join(o.Values, " \\| ")
+	case o.Range != nil:
+		return o.Type.String() + ", " + o.rangeText()
 	}
 	return o.Type.String()
 }
 
 // Markdown renders the spec as the option table of the documentation
-// (README and `tdsextract sinks NAME --markdown`).
+// (README and `tdsextract sinks NAME --markdown`). Defaults are code
+// spans, so quotes and backslashes show as they are; write literal text
+// in a Doc as `code` for the same reason.
 func (s Spec) Markdown() string {
+	cell := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 	var b strings.Builder
 	b.WriteString("| option | type | default | meaning |\n| --- | --- | --- | --- |\n")
 	for _, o := range s {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", o.Name, o.TypeText(), strings.ReplaceAll(o.DefaultText(), "|", "\\|"), strings.ReplaceAll(o.Doc, "|", "\\|"))
+		def := o.DefaultText()
+		if o.DefaultDoc == "" && (o.Default != nil || !o.Required) {
+			def = "`" + def + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", o.Name, o.TypeText(), cell(def), cell(o.Doc))
 	}
 	return b.String()
 }

@@ -1,14 +1,16 @@
 package csv
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/tdsextract/tdsextract/sinks"
 )
 
-// Config is the CSV sink's options (the `csv` section of a job's sink).
-// Every field has a documented default; unknown keys are rejected.
+// Config is the CSV sink's options (the `csv` section of a job's sink),
+// as declared in Spec: a zero field is the option's default. Unknown keys
+// are rejected.
 type Config struct {
 	// Path is the output: a directory (existing, or ending in "/") that gets
 	// "<extract>.csv[.gz|.zst]", or a file template where "{extract}",
@@ -32,7 +34,8 @@ type Config struct {
 	// so the two stay distinguishable. A value equal to a non-empty Null
 	// token (e.g. "\N") is quoted so it never reads back as NULL.
 	Null string `mapstructure:"null"`
-	// LineEnding is "\n" (default; also "lf") or "\r\n" (also "crlf").
+	// LineEnding is "\n" (default; also "lf") or "\r\n" (also "crlf");
+	// a resolved Config holds the bytes.
 	LineEnding string `mapstructure:"line_ending"`
 	// BoolFormat is "true_false" (default: true/false) or "1_0" (1/0).
 	BoolFormat string `mapstructure:"bool_format"`
@@ -64,53 +67,67 @@ const (
 	DefaultBufferSize = 256 << 10
 )
 
-// ParseConfig decodes options strictly and validates them, applying defaults.
-func ParseConfig(options map[string]any) (Config, error) {
-	var c Config
-	if err := sinks.DecodeOptions(options, &c); err != nil {
-		return c, fmt.Errorf("csv: %w", err)
-	}
-	c.applyDefaults()
-	return c, c.Validate()
+// Spec declares the csv sink's options: from it come the resolution of a
+// job's options (types, allowed values, ranges, defaults), `tdsextract
+// sinks csv` and the README's option table. What one option implies for
+// another is checked by Config.check.
+var Spec = sinks.Spec{
+	{Name: "path", Type: sinks.String, Default: DefaultPath,
+		Doc: "Output: a directory (existing, or ending in `/`) that gets `<extract>.csv` (`.csv.gz`, `.csv.zst`), or a file template where `{extract}`, `{schema}` and `{table}` are replaced."},
+	{Name: "header", Type: sinks.Bool, Default: true, Doc: "Write the column names as the first line of every file."},
+	{Name: "dialect", Type: sinks.Enum, Values: []string{"rfc4180", "postgres"}, Default: "rfc4180",
+		Doc: "`rfc4180`: NULL is an unquoted empty field, the empty string a quoted `\"\"`. `postgres`: exactly what `COPY ... WITH (FORMAT csv, HEADER true)` reads back (bytea as `\\x` hex, vector as a `{..}` array literal)."},
+	{Name: "delimiter", Type: sinks.String, Default: ",",
+		Doc: "The field separator: one byte that is not a letter, digit, space, newline or one of `+-.:/=\\{}[]`."},
+	{Name: "quote", Type: sinks.String, Default: `"`,
+		Doc: "The quote character, one byte like the delimiter and not the same; a quote inside a quoted field is doubled."},
+	{Name: "null", Type: sinks.String, Default: "",
+		Doc: "The text of NULL, unquoted; a value equal to a non-empty token (e.g. `\\N`) is quoted so it never reads back as NULL."},
+	{Name: "line_ending", Type: sinks.Enum, Values: []string{"lf", "crlf"}, Aliases: map[string]string{"\n": "lf", "\r\n": "crlf"},
+		Default: "lf", Doc: "Line ending: `lf` (`\\n`) or `crlf` (`\\r\\n`)."},
+	{Name: "bool_format", Type: sinks.Enum, Values: []string{"true_false", "1_0"}, Default: "true_false", Doc: "bit as `true`/`false` or as `1`/`0`."},
+	{Name: "binary_format", Type: sinks.Enum, Values: []string{"hex", "hex_prefixed", "base64"}, Default: "hex",
+		DefaultDoc: "`hex`; `hex_prefixed` in the postgres dialect",
+		Doc:        "Binary values as lower-case hex, as `\\x` then hex (PostgreSQL bytea input; always so in the postgres dialect) or as padded standard base64."},
+	{Name: "compression", Type: sinks.Enum, Values: []string{"none", "gzip", "zstd"}, Default: "none",
+		Doc: "Compress the files; `.gz` or `.zst` is appended to their names."},
+	{Name: "compression_level", Type: sinks.Int, Default: int64(0), Range: &sinks.Range{Min: 0, Max: 9},
+		Doc: "gzip 1..9 or zstd 1..4 (fastest..best); 0 is the library's default."},
+	{Name: "max_rows", Type: sinks.Int, Default: int64(0), Range: &sinks.Range{Min: 0, Max: 1<<63 - 1},
+		Doc: "Split into numbered files (`name.0001.csv`, ...) of at most this many data rows; 0 for no limit."},
+	{Name: "max_bytes", Type: sinks.Size, Default: int64(0), Range: &sinks.Range{Min: 0, Max: 1<<63 - 1},
+		Doc: "Start the next numbered file once a file holds this many CSV bytes (before compression, cut at a row boundary); 0 for no limit."},
+	{Name: "buffer_size", Type: sinks.Size, Default: int64(DefaultBufferSize), Range: &sinks.Range{Min: 4 << 10, Max: 64 << 20},
+		Doc: "The line buffer, written to the file or compressor when full."},
 }
 
-func (c *Config) applyDefaults() {
-	if c.Path == "" {
-		c.Path = DefaultPath
+// ParseConfig resolves options against Spec (every problem reported, each
+// naming its key), decodes them into a Config and checks what one option
+// implies for another.
+func ParseConfig(options map[string]any) (Config, error) {
+	resolved, err := Spec.Resolve(options)
+	if err != nil {
+		return Config{}, err
 	}
-	if c.Header == nil {
-		t := true
-		c.Header = &t
+	var c Config
+	if err := sinks.DecodeOptions(resolved, &c); err != nil {
+		return Config{}, fmt.Errorf("csv: %w", err)
 	}
-	if c.Dialect == "" {
-		c.Dialect = "rfc4180"
-	}
-	if c.Delimiter == "" {
-		c.Delimiter = ","
-	}
-	if c.Quote == "" {
-		c.Quote = `"`
-	}
-	switch strings.ToLower(c.LineEnding) {
-	case "", "lf", "\n":
+	c.normalise()
+	return c, c.check()
+}
+
+// normalise applies the rules that follow from resolved options: the
+// line ending as its bytes, and the postgres dialect's bytea format.
+func (c *Config) normalise() {
+	switch c.LineEnding {
+	case "lf":
 		c.LineEnding = "\n"
-	case "crlf", "\r\n":
+	case "crlf":
 		c.LineEnding = "\r\n"
-	}
-	if c.BoolFormat == "" {
-		c.BoolFormat = "true_false"
 	}
 	if c.Dialect == "postgres" {
 		c.BinaryFormat = "hex_prefixed"
-	}
-	if c.BinaryFormat == "" {
-		c.BinaryFormat = "hex"
-	}
-	if c.Compression == "" {
-		c.Compression = "none"
-	}
-	if c.BufferSize == 0 {
-		c.BufferSize = DefaultBufferSize
 	}
 }
 
@@ -119,54 +136,30 @@ func (c *Config) applyDefaults() {
 // unquoted typed fields ambiguous.
 const notSeparator = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+-.:/=\\ {}[]"
 
-// Validate checks a config (after defaults).
-func (c *Config) Validate() error {
-	if c.Dialect != "rfc4180" && c.Dialect != "postgres" {
-		return fmt.Errorf("csv: dialect %q: use \"rfc4180\" or \"postgres\"", c.Dialect)
+// check checks what the spec cannot, one option against another; each
+// problem is an *sinks.OptionError naming the key.
+func (c *Config) check() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &sinks.OptionError{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
-	if len(c.Delimiter) != 1 || strings.ContainsAny(c.Delimiter, notSeparator+"\r\n\x00") {
-		return fmt.Errorf("csv: delimiter %q: use one byte that is not a letter, digit, space, newline or one of +-.:/=\\{}[]", c.Delimiter)
+	separator := func(key, v string) {
+		if len(v) != 1 || strings.ContainsAny(v, notSeparator+"\r\n\x00") {
+			bad(key, "%q: use one byte that is not a letter, digit, space, newline or one of +-.:/=\\{}[]", v)
+		}
 	}
-	if len(c.Quote) != 1 || strings.ContainsAny(c.Quote, notSeparator+"\r\n\x00") {
-		return fmt.Errorf("csv: quote %q: use one byte that is not a letter, digit, space, newline or one of +-.:/=\\{}[]", c.Quote)
-	}
+	separator("delimiter", c.Delimiter)
+	separator("quote", c.Quote)
 	if c.Quote == c.Delimiter {
-		return fmt.Errorf("csv: quote and delimiter are both %q: they must differ", c.Quote)
+		bad("quote", "%q is also the delimiter: they must differ", c.Quote)
 	}
 	if strings.ContainsAny(c.Null, c.Delimiter+c.Quote+"\r\n") {
-		return fmt.Errorf("csv: null token %q contains the delimiter, the quote or a newline", c.Null)
+		bad("null", "%q contains the delimiter, the quote or a newline", c.Null)
 	}
-	if c.LineEnding != "\n" && c.LineEnding != "\r\n" {
-		return fmt.Errorf("csv: line_ending %q: use \"\\n\" (lf) or \"\\r\\n\" (crlf)", c.LineEnding)
+	if c.Compression == "zstd" && c.CompressionLevel > 4 {
+		bad("compression_level", "%d: zstd takes 1..4 (0 = default)", c.CompressionLevel)
 	}
-	if c.BoolFormat != "true_false" && c.BoolFormat != "1_0" {
-		return fmt.Errorf("csv: bool_format %q: use \"true_false\" or \"1_0\"", c.BoolFormat)
-	}
-	switch c.BinaryFormat {
-	case "hex", "hex_prefixed", "base64":
-	default:
-		return fmt.Errorf("csv: binary_format %q: use \"hex\", \"hex_prefixed\" or \"base64\"", c.BinaryFormat)
-	}
-	switch c.Compression {
-	case "none":
-	case "gzip":
-		if c.CompressionLevel < 0 || c.CompressionLevel > 9 {
-			return fmt.Errorf("csv: compression_level %d: gzip takes 1..9 (0 = default)", c.CompressionLevel)
-		}
-	case "zstd":
-		if c.CompressionLevel < 0 || c.CompressionLevel > 4 {
-			return fmt.Errorf("csv: compression_level %d: zstd takes 1..4 (0 = default)", c.CompressionLevel)
-		}
-	default:
-		return fmt.Errorf("csv: compression %q: use \"none\", \"gzip\" or \"zstd\"", c.Compression)
-	}
-	if c.MaxRows < 0 || c.MaxBytes < 0 {
-		return fmt.Errorf("csv: max_rows and max_bytes must be >= 0 (0 = no split)")
-	}
-	if c.BufferSize < 4<<10 || c.BufferSize > 64<<20 {
-		return fmt.Errorf("csv: buffer_size %d: use 4 KiB .. 64 MiB", c.BufferSize)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // ext is the file extension for the configured compression.

@@ -7,21 +7,24 @@ import (
 	"github.com/tdsextract/tdsextract/sinks"
 )
 
-// Mapping describes the text each column becomes (DESIGN.md §7). CSV keeps
-// every value exactly, so nothing is reported lossy; the target says how
-// the value is written.
-func (s *Sink) Mapping(cols []decode.Column) []sinks.ColumnMapping {
+// Mapping describes the text each column becomes. CSV keeps every value
+// exactly, so nothing is reported lossy; the target says how the value is
+// written.
+func (s *Sink) Mapping(cols []decode.Column) []sinks.ColumnMapping { return s.cfg.Mapping(cols) }
+
+// Mapping is the mapping of a sink with this (resolved) configuration.
+func (c *Config) Mapping(cols []decode.Column) []sinks.ColumnMapping {
 	out := make([]sinks.ColumnMapping, len(cols))
 	for i := range cols {
-		out[i] = sinks.ColumnMapping{Target: s.target(&cols[i].Type)}
+		out[i] = sinks.ColumnMapping{Target: c.target(&cols[i].Type)}
 	}
 	return out
 }
 
-func (s *Sink) target(ti *decode.TypeInfo) string {
+func (c *Config) target(ti *decode.TypeInfo) string {
 	switch ti.Type {
 	case decode.TypeBit, decode.TypeBitN:
-		if s.cfg.BoolFormat == "1_0" {
+		if c.BoolFormat == "1_0" {
 			return "bool as 1/0"
 		}
 		return "bool as true/false"
@@ -44,7 +47,7 @@ func (s *Sink) target(ti *decode.TypeInfo) string {
 	case decode.TypeGUID:
 		return "uuid, canonical lower-case"
 	case decode.TypeVector:
-		if s.pgVector {
+		if c.Dialect == "postgres" {
 			return "float array literal {..}"
 		}
 		return "JSON array of floats"
@@ -53,10 +56,10 @@ func (s *Sink) target(ti *decode.TypeInfo) string {
 	}
 	switch valueKind(ti) {
 	case vBinary:
-		switch s.bin {
-		case 1:
+		switch c.BinaryFormat {
+		case "hex_prefixed":
 			return `bytes as \x hex`
-		case 2:
+		case "base64":
 			return "bytes as base64"
 		}
 		return "bytes as hex"

@@ -22,9 +22,18 @@ import (
 
 // Factory is the csv sink's factory, for a sinks.Registry.
 func Factory() sinks.Factory {
-	return sinkbase.Factory("csv",
+	f := sinkbase.Factory("csv",
 		"CSV files (RFC 4180, or the postgres dialect COPY reads back), optionally gzip/zstd, split into numbered files",
 		ParseConfig, New)
+	f.Options = Spec
+	f.Mapping = func(options map[string]any, cols []decode.Column) ([]sinks.ColumnMapping, error) {
+		c, err := ParseConfig(options)
+		if err != nil {
+			return nil, err
+		}
+		return c.Mapping(cols), nil
+	}
+	return f
 }
 
 var (
@@ -102,11 +111,12 @@ func newColFmt(ti *decode.TypeInfo) colFmt {
 	return colFmt{kind: valueKind(ti), scale: ti.DateTimeScale()}
 }
 
-// New returns a CSV sink for a validated config.
+// New returns a CSV sink for c, whose zero fields take their defaults
+// from Spec; c is checked as a job's options are.
 func New(c Config) (*Sink, error) {
-	c.applyDefaults()
-	if err := c.Validate(); err != nil {
-		return nil, err
+	c, err := ParseConfig(sinks.StructOptions(&c))
+	if err != nil {
+		return nil, fmt.Errorf("csv: %w", err)
 	}
 	s := &Sink{cfg: c, delim: c.Delimiter[0], quote: c.Quote[0], eol: []byte(c.LineEnding)}
 	s.special[s.delim] = true
