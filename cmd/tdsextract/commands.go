@@ -16,8 +16,6 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/tdsextract/tdsextract/engine"
-	"github.com/tdsextract/tdsextract/engine/catalog"
-	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/internal/secret"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -72,7 +70,7 @@ COPY, CSV, plugins), with bounded memory, exact types and verified row counts.`,
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format when not on a terminal: text or json")
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 
-	root.AddCommand(newRunCmd(g), newExportCmd(g), newInspectCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g))
+	root.AddCommand(newRunCmd(g), newExportCmd(g), newInspectCmd(g), newSinksCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g))
 	return root
 }
 
@@ -244,7 +242,7 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 func newExportCmd(g *globalOpts) *cobra.Command {
 	var (
 		source, passwordEnv, query, name, out, timeout, where, verify string
-		tables, to, columns                                           []string
+		tables, to, columns, sets                                     []string
 		parallel                                                      int
 		summaryJSON                                                   string
 	)
@@ -252,7 +250,9 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 		Use:   "export",
 		Short: "Export tables or a query ad hoc, without a job file",
 		Example: `  tdsextract export --source 'sqlserver://sa@127.0.0.1:1433?database=sample' \
-      --password-env MSSQL_PASSWORD --table dbo.orders --to parquet --out ./out --timeout 30m`,
+      --password-env MSSQL_PASSWORD --table dbo.orders --to parquet --out ./out --timeout 30m
+  tdsextract export --source ... --table sales.orders --to csv,parquet \
+      --set csv.dialect=postgres --set csv.header=false --set parquet.compression=snappy`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := viper.New()
@@ -281,8 +281,16 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 				Parallel:    parallel,
 				SummaryFile: summaryJSON,
 			}
+			opts, err := sinkSets(g.registry, to, sets)
+			if err != nil {
+				return err
+			}
 			for _, t := range to {
-				job.Sinks = append(job.Sinks, engine.SinkConfig{Type: t, Options: map[string]any{"path": out + string(os.PathSeparator)}})
+				o := opts[t]
+				if _, given := o["path"]; !given {
+					o["path"] = out + string(os.PathSeparator)
+				}
+				job.Sinks = append(job.Sinks, engine.SinkConfig{Type: t, Options: o})
 			}
 			for _, t := range tables {
 				job.Extracts = append(job.Extracts, engine.ExtractConfig{Table: t, Columns: columns, Where: where, Verify: verify})
@@ -302,135 +310,11 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&query, "query", "", "a SELECT to export instead of a table")
 	f.StringVar(&name, "name", "", "extract name for --query (file names derive from it)")
 	f.StringSliceVar(&to, "to", []string{"csv"}, "sink types: "+strings.Join(g.registry.Names(), ", "))
-	f.StringVar(&out, "out", "out", "output directory")
+	f.StringVar(&out, "out", "out", "output directory (the sinks' path option)")
+	f.StringArrayVar(&sets, "set", nil, "a sink option, sink.option=value (repeatable), e.g. --set csv.header=false --set parquet.compression=snappy; see tdsextract sinks NAME")
 	f.StringVar(&timeout, "timeout", "", `request deadline: a network-wait budget per query such as 30m, or "none" (default none)`)
 	f.StringVar(&verify, "verify", "none", "none or count (check row counts against COUNT_BIG(*))")
 	f.IntVar(&parallel, "parallel", 1, "tables to export at once")
 	f.StringVar(&summaryJSON, "summary-json", "", "also write the run summary as JSON to this file")
 	return cmd
-}
-
-func newInspectCmd(g *globalOpts) *cobra.Command {
-	var source, passwordEnv, timeout string
-	var tables, to []string
-	cmd := &cobra.Command{
-		Use:   "inspect",
-		Short: "Show columns, SQL Server types and each sink's mapping, flagging lossy columns",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if source == "" {
-				return &usageError{errors.New("inspect needs --source")}
-			}
-			if len(tables) == 0 {
-				return &usageError{errors.New("inspect needs --table")}
-			}
-			job := &engine.JobConfig{Source: engine.SourceConfig{Connection: secret.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout}}
-			return inspect(cmd.Context(), g, job, tables, to)
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&source, "source", "", "connection string (URL or ADO form)")
-	f.StringVar(&passwordEnv, "password-env", "", "environment variable holding the password")
-	f.StringSliceVar(&tables, "table", nil, "table to inspect (schema.table); repeat for several")
-	f.StringSliceVar(&to, "to", nil, "sinks whose mapping to show (default: all registered)")
-	f.StringVar(&timeout, "timeout", "", "request deadline, e.g. 30s")
-	return cmd
-}
-
-func inspect(ctx context.Context, g *globalOpts, job *engine.JobConfig, tables, to []string) error {
-	cfg, tmo, err := engine.ResolveSource(&job.Source)
-	if err != nil {
-		return &engine.JobError{Kind: engine.KindConfig, Err: err}
-	}
-	conn, err := session.Connect(ctx, cfg)
-	if err != nil {
-		return &engine.JobError{Kind: engine.KindConnect, Err: err}
-	}
-	defer conn.Close()
-	if len(to) == 0 {
-		to = g.registry.Names()
-	}
-	type mapper struct {
-		name string
-		m    sinks.Mapper
-	}
-	var mappers []mapper
-	for _, name := range to {
-		f, ok := g.registry.Lookup(name)
-		if !ok {
-			return &usageError{fmt.Errorf("unknown sink %q (known: %s)", name, strings.Join(g.registry.Names(), ", "))}
-		}
-		s, err := f.New(map[string]any{})
-		if err != nil {
-			return &engine.JobError{Kind: engine.KindConfig, Err: fmt.Errorf("sink %s: %w", name, err)}
-		}
-		if m, ok := s.(sinks.Mapper); ok {
-			mappers = append(mappers, mapper{name, m})
-		}
-		_ = s.Abort(ctx)
-	}
-	lossy := 0
-	for _, t := range tables {
-		schema, table, err := catalog.SplitTableName(t)
-		if err != nil {
-			return &usageError{err}
-		}
-		tab, err := catalog.LoadTable(ctx, conn, schema, table, tmo)
-		if err != nil {
-			return &engine.JobError{Kind: engine.KindExtract, Extract: t, Err: err}
-		}
-		// Describe the SELECT a run sends (default conversions applied):
-		// what the sinks will really receive.
-		proj, err := catalog.Project(tab, nil, nil)
-		if err != nil {
-			return &engine.JobError{Kind: engine.KindConfig, Extract: t, Err: err}
-		}
-		conv, err := catalog.Describe(ctx, conn, proj.DescribeSQL(), tmo)
-		if err != nil {
-			return &engine.JobError{Kind: engine.KindExtract, Extract: t, Err: err}
-		}
-		fmt.Fprintf(g.stdout, "%s.%s  (%d columns)\n  select: %s\n", schema, table, len(proj.Items), proj.SQL(""))
-		tw := tabwriter.NewWriter(g.stdout, 2, 8, 2, ' ', 0)
-		hdr := "  #\tcolumn\tsql server type\tnull"
-		for _, m := range mappers {
-			hdr += "\t" + m.name
-		}
-		fmt.Fprintln(tw, hdr+"\t")
-		maps := make([][]sinks.ColumnMapping, len(mappers))
-		for i, m := range mappers {
-			maps[i] = m.m.Mapping(conv)
-		}
-		cols := make([]*catalog.Column, len(proj.Items))
-		for i := range proj.Items {
-			cols[i] = proj.Items[i].Column
-		}
-		var notes []string
-		for c := range cols {
-			null := "not null"
-			if cols[c].Nullable {
-				null = "null"
-			}
-			line := fmt.Sprintf("  %d\t%s\t%s\t%s", c+1, cols[c].Name, cols[c].SQLType(), null)
-			for i, m := range mappers {
-				mp := maps[i][c]
-				cell := mp.Target
-				if mp.Lossy {
-					cell += " (LOSSY)"
-					lossy++
-					notes = append(notes, fmt.Sprintf("  %s.%s -> %s: %s", table, cols[c].Name, m.name, mp.Why))
-				}
-				line += "\t" + cell
-			}
-			fmt.Fprintln(tw, line+"\t")
-		}
-		tw.Flush()
-		for _, n := range notes {
-			fmt.Fprintln(g.stdout, n)
-		}
-		fmt.Fprintln(g.stdout)
-	}
-	if lossy > 0 {
-		fmt.Fprintf(g.stdout, "%d lossy column mappings; override them per column with `convert` in the job file.\n", lossy)
-	}
-	return nil
 }

@@ -252,3 +252,73 @@ func TestDemo(t *testing.T) {
 		t.Errorf("demo summary:\n%s", out)
 	}
 }
+
+// export --set and inspect --set resolve sink options through the sink's
+// spec; inspect of a job file shows the job's columns, overrides and
+// options: the mapping the run uses.
+func TestSetOptionsAndInspectJob(t *testing.T) {
+	srv := startServer(t, map[string]int64{"warehouse.movements": 40})
+	dir := t.TempDir()
+	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
+	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
+	code, out, errOut := runCLI(t, "--quiet", "export", "--source", src, "--password-env", "TEST_PW",
+		"--table", "warehouse.sites", "--to", "csv", "--out", dir, "--set", "csv.header=false", "--set", "csv.delimiter=;")
+	if code != 0 {
+		t.Fatalf("export --set: code %d\n%s\n%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "warehouse.sites.csv"))
+	if err != nil {
+		t.Fatalf("%v (files %v)", err, dirEntries(t, dir))
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	if strings.HasPrefix(first, "site_id") || !strings.HasPrefix(first, "100;") {
+		t.Errorf("header=false, delimiter=; not applied: %q", first)
+	}
+	code, _, errOut = runCLI(t, "export", "--source", src, "--table", "warehouse.sites", "--to", "csv", "--set", "csv.dilect=postgres")
+	if code != exitConfig || !strings.Contains(errOut, `--set csv.dilect: unknown option (did you mean "dialect"?)`) {
+		t.Errorf("misspelt --set: code %d: %s", code, errOut)
+	}
+
+	inspectOut := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runCLI(t, append([]string{"inspect"}, args...)...)
+		if code != 0 {
+			t.Fatalf("inspect %v: code %d\n%s\n%s", args, code, out, errOut)
+		}
+		return out
+	}
+	base := []string{"--source", src, "--password-env", "TEST_PW", "--table", "dbo.type_matrix"}
+	def := inspectOut(append(base, "--to", "csv,parquet")...)
+	set := inspectOut(append(base, "--to", "csv,parquet", "--set", "csv.bool_format=1_0", "--set", "parquet.timestamp_nanos=false")...)
+	if !strings.Contains(def, "bool as true/false") || !strings.Contains(set, "bool as 1/0") {
+		t.Errorf("csv.bool_format not reflected:\n%s", set)
+	}
+	if !strings.Contains(def, "TIMESTAMP(NANOS") || !strings.Contains(set, "TIMESTAMP(MICROS") {
+		t.Errorf("parquet.timestamp_nanos not reflected:\n%s", set)
+	}
+
+	// A job file: its columns, its convert override and its sink options.
+	job := writeFile(t, dir, "job.yaml", fmt.Sprintf(`name: inspect-me
+source:
+  connection: %q
+  password_env: TEST_PW
+extracts:
+  - table: dbo.type_matrix
+    columns: [c_bit, c_geography]
+    convert:
+      - {column: c_geography, expr: "[c_geography].STAsText()"}
+    sinks:
+      - type: csv
+        options: {bool_format: "1_0"}
+`, src))
+	out = inspectOut(job)
+	for _, w := range []string{"select: SELECT [c_bit], [c_geography].STAsText() AS [c_geography] FROM [dbo].[type_matrix]",
+		"bool as 1/0", "geography as [c_geography].STAsText()", "UTF-8 text"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("inspect job.yaml lacks %q:\n%s", w, out)
+		}
+	}
+	if code, _, errOut := runCLI(t, "inspect", job, "--table", "x"); code != exitConfig {
+		t.Errorf("inspect with a job and flags: code %d %s", code, errOut)
+	}
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/internal/secret"
+	"github.com/tdsextract/tdsextract/sinks"
+)
+
+func newInspectCmd(g *globalOpts) *cobra.Command {
+	var source, passwordEnv, timeout string
+	var tables, to, sets []string
+	cmd := &cobra.Command{
+		Use:   "inspect [job.yaml]",
+		Short: "Show columns, SQL Server types and each sink's mapping, flagging lossy columns",
+		Long: `inspect shows, for each table, the SELECT a run sends, its columns with their
+SQL Server types, and how each sink maps them with the options the run uses,
+flagging lossy mappings and saying why. Given a job file it inspects the job's
+table extracts (their columns, convert overrides and sinks with their options);
+otherwise the --table flags, with the --to sinks and their --set options.`,
+		Example: `  tdsextract inspect configs/parquet.yaml
+  tdsextract inspect --source 'sqlserver://sa@127.0.0.1:14330?database=sample&encrypt=disable' \
+      --password-env PW --table dbo.type_matrix --to parquet --set parquet.timestamp_nanos=false`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var job *engine.JobConfig
+			switch {
+			case len(args) == 1:
+				if source != "" || len(tables) > 0 || len(to) > 0 || len(sets) > 0 {
+					return &usageError{errors.New("inspect takes a job file or --source/--table/--to/--set, not both")}
+				}
+				var err error
+				if job, err = loadJob(args[0]); err != nil {
+					return err
+				}
+			case source == "":
+				return &usageError{errors.New("inspect needs a job file or --source")}
+			case len(tables) == 0:
+				return &usageError{errors.New("inspect needs --table")}
+			default:
+				if len(to) == 0 {
+					to = g.registry.Names()
+				}
+				opts, err := sinkSets(g.registry, to, sets)
+				if err != nil {
+					return err
+				}
+				job = &engine.JobConfig{Name: "inspect", Source: engine.SourceConfig{Connection: secret.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout}}
+				for _, t := range to {
+					job.Sinks = append(job.Sinks, engine.SinkConfig{Type: t, Options: opts[t]})
+				}
+				for _, t := range tables {
+					job.Extracts = append(job.Extracts, engine.ExtractConfig{Table: t})
+				}
+			}
+			plan, err := engine.Resolve(job, g.registry)
+			if err != nil {
+				return &engine.JobError{Kind: engine.KindConfig, Err: err}
+			}
+			return inspect(cmd.Context(), g.stdout, plan)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&source, "source", "", "connection string (URL or ADO form)")
+	f.StringVar(&passwordEnv, "password-env", "", "environment variable holding the password")
+	f.StringSliceVar(&tables, "table", nil, "table to inspect (schema.table); repeat for several")
+	f.StringSliceVar(&to, "to", nil, "sinks whose mapping to show (default: all registered)")
+	f.StringArrayVar(&sets, "set", nil, "a sink option as the run would set it, sink.option=value (repeatable)")
+	f.StringVar(&timeout, "timeout", "", "request deadline, e.g. 30s")
+	return cmd
+}
+
+// inspect prints each table extract of plan: the SELECT the run sends,
+// then per column its type and each sink's mapping of the column as the
+// sink will receive it (the zero-row form of the same SELECT, described
+// by the server), with the options the run resolves.
+func inspect(ctx context.Context, w io.Writer, plan *engine.Plan) error {
+	conn, err := session.Connect(ctx, plan.Session)
+	if err != nil {
+		return &engine.JobError{Kind: engine.KindConnect, Err: err}
+	}
+	defer conn.Close()
+	lossy := 0
+	for _, ex := range plan.Extracts {
+		if !ex.IsTable() {
+			fmt.Fprintf(w, "%s: a query extract; inspect describes table extracts\n\n", ex.Name)
+			continue
+		}
+		n, err := inspectTable(ctx, w, conn, ex)
+		if err != nil {
+			return err
+		}
+		lossy += n
+	}
+	if lossy > 0 {
+		fmt.Fprintf(w, "%d lossy column mappings; change the sink's options or override the columns with `convert` in the job file.\n", lossy)
+	}
+	return nil
+}
+
+func inspectTable(ctx context.Context, w io.Writer, conn *session.Conn, ex *engine.ExtractPlan) (lossy int, err error) {
+	fail := func(kind engine.ErrorKind, err error) (int, error) {
+		return 0, &engine.JobError{Kind: kind, Extract: ex.Name, Err: err}
+	}
+	tab, err := catalog.LoadTable(ctx, conn, ex.Schema, ex.Table, ex.Timeout)
+	if err != nil {
+		return fail(engine.KindExtract, err)
+	}
+	proj, err := catalog.Project(tab, ex.Columns, ex.Convert)
+	if err != nil {
+		return fail(engine.KindConfig, err)
+	}
+	wire, err := catalog.Describe(ctx, conn, proj.DescribeSQL(), ex.Timeout)
+	if err != nil {
+		return fail(engine.KindExtract, err)
+	}
+	if len(wire) != len(proj.Items) {
+		return fail(engine.KindExtract, fmt.Errorf("the server described %d columns for %d selected", len(wire), len(proj.Items)))
+	}
+	type sinkMap struct {
+		name string
+		m    []sinks.ColumnMapping
+	}
+	var maps []sinkMap
+	var without []string
+	for _, sp := range ex.Sinks {
+		if sp.Factory.Mapping == nil {
+			without = append(without, sp.Type)
+			continue
+		}
+		m, err := sp.Factory.Mapping(sp.Options, wire)
+		if err != nil {
+			return fail(engine.KindConfig, fmt.Errorf("sink %s: %w", sp.Type, err))
+		}
+		maps = append(maps, sinkMap{sp.Type, m})
+	}
+	fmt.Fprintf(w, "%s  (%d columns, about %d rows)\n  select: %s\n", tab.FullName(), len(proj.Items), tab.RowCount, proj.SQL(ex.Where))
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	hdr := "  #\tcolumn\tsql server type\tnull"
+	for _, m := range maps {
+		hdr += "\t" + m.name
+	}
+	fmt.Fprintln(tw, hdr+"\t")
+	var notes []string
+	for i, it := range proj.Items {
+		c := it.Column
+		null := "not null"
+		if c.Nullable {
+			null = "null"
+		}
+		typ := c.SQLType()
+		if it.Expr != "" {
+			typ += " as " + it.Expr
+		}
+		line := fmt.Sprintf("  %d\t%s\t%s\t%s", i+1, c.Name, typ, null)
+		for _, m := range maps {
+			mp := m.m[i]
+			cell := mp.Target
+			if mp.Lossy {
+				cell += " (LOSSY)"
+				lossy++
+				notes = append(notes, fmt.Sprintf("  %s.%s -> %s: %s", tab.Name, c.Name, m.name, mp.Why))
+			}
+			line += "\t" + cell
+		}
+		fmt.Fprintln(tw, line+"\t")
+	}
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	if len(without) > 0 {
+		fmt.Fprintf(w, "  (%s cannot describe a mapping before running)\n", strings.Join(without, ", "))
+	}
+	fmt.Fprintln(w)
+	return lossy, nil
+}
