@@ -182,6 +182,47 @@ func inspectTable(ctx context.Context, w io.Writer, conn *session.Conn, ex *engi
 	if len(without) > 0 {
 		fmt.Fprintf(w, "  (%s cannot describe a mapping before running)\n", strings.Join(without, ", "))
 	}
+	printKeys(w, tab)
 	fmt.Fprintln(w)
 	return lossy, nil
+}
+
+// printKeys prints what the catalog knows of the table beyond its
+// columns' types: keys, identity, computed columns, foreign keys.
+func printKeys(w io.Writer, t *catalog.Table) {
+	cols := func(c []string) string { return "(" + strings.Join(c, ", ") + ")" }
+	if k := t.PrimaryKey; k != nil {
+		kind := "nonclustered"
+		if k.Clustered {
+			kind = "clustered"
+		}
+		fmt.Fprintf(w, "  primary key %s %s, %s\n", k.Name, cols(k.Columns), kind)
+	}
+	for _, k := range t.Uniques {
+		fmt.Fprintf(w, "  unique %s %s\n", k.Name, cols(k.Columns))
+	}
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		if id := c.Identity; id != nil {
+			fmt.Fprintf(w, "  identity %s: seed %v, increment %v, last value %v\n", c.Name, id.Seed, id.Increment, lastValue(id))
+		}
+		if cc := c.Computed; cc != nil {
+			p := ""
+			if cc.Persisted {
+				p = ", persisted"
+			}
+			fmt.Fprintf(w, "  computed %s = %s%s\n", c.Name, cc.Definition, p)
+		}
+	}
+	for _, fk := range t.ForeignKeys {
+		fmt.Fprintf(w, "  foreign key %s %s -> %s.%s %s on delete %s\n", fk.Name, cols(fk.Columns), fk.RefSchema, fk.RefTable,
+			cols(fk.RefColumns), strings.ToLower(fk.OnDelete.String()))
+	}
+}
+
+func lastValue(id *catalog.Identity) string {
+	if id.Last == nil {
+		return "none yet"
+	}
+	return id.Last.String()
 }

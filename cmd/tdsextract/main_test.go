@@ -318,6 +318,15 @@ extracts:
 			t.Errorf("inspect job.yaml lacks %q:\n%s", w, out)
 		}
 	}
+	// What the catalog knows beyond the types.
+	out = inspectOut("--source", src, "--password-env", "TEST_PW", "--table", "warehouse.sites", "--table", "warehouse.movements", "--to", "csv")
+	for _, w := range []string{"identity site_id: seed 100, increment 10, last value 240", "unique UQ_sites_code (code)",
+		"primary key PK_sites (site_id), clustered",
+		"foreign key FK_movements_stock (site_id, sku) -> warehouse.stock (site_id, sku) on delete cascade"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("inspect lacks %q:\n%s", w, out)
+		}
+	}
 	if code, _, errOut := runCLI(t, "inspect", job, "--table", "x"); code != exitConfig {
 		t.Errorf("inspect with a job and flags: code %d %s", code, errOut)
 	}
