@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -50,14 +49,16 @@ func newSinksCmd(g *globalOpts) *cobra.Command {
 	return cmd
 }
 
-// listSinks prints one line per registered sink.
+// listSinks prints one line per registered sink, descriptions aligned.
 func listSinks(w io.Writer, reg *sinks.Registry) {
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	width := 0
+	for _, n := range reg.Names() {
+		width = max(width, len(n))
+	}
 	for _, n := range reg.Names() {
 		f, _ := reg.Lookup(n)
-		fmt.Fprintf(tw, "%s\t%s\n", n, f.Description)
+		fmt.Fprintf(w, "%-*s  %s\n", width, n, f.Description)
 	}
-	tw.Flush()
 	fmt.Fprintln(w, "\n`tdsextract sinks NAME` lists a sink's options; give them in a job's sinks[].options or as --set NAME.option=value.")
 }
 

@@ -231,24 +231,12 @@ func enclosing(s string) bool {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '\'': // to the closing quote; '' is a quote inside
-			for i++; i < len(s); i++ {
-				if s[i] == '\'' {
-					if i+1 < len(s) && s[i+1] == '\'' {
-						i++
-						continue
-					}
-					break
-				}
+			if i = closing(s, i, '\''); i < 0 {
+				return false
 			}
 		case '[': // to the closing bracket; ]] is a bracket inside
-			for i++; i < len(s); i++ {
-				if s[i] == ']' {
-					if i+1 < len(s) && s[i+1] == ']' {
-						i++
-						continue
-					}
-					break
-				}
+			if i = closing(s, i, ']'); i < 0 {
+				return false
 			}
 		case '(':
 			depth++
@@ -290,11 +278,15 @@ const (
 var indexTypeNames = [...]string{"heap", "clustered", "nonclustered", "xml", "spatial", "clustered columnstore",
 	"nonclustered columnstore", "nonclustered hash"}
 
-func (t IndexType) String() string {
-	if int(t) < len(indexTypeNames) {
-		return indexTypeNames[t]
+func (t IndexType) String() string { return nameOf(indexTypeNames[:], uint8(t), "index type") }
+
+// nameOf is names[v], or what and the number for a value SQL Server may
+// add after this was written.
+func nameOf(names []string, v uint8, what string) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
-	return fmt.Sprintf("index type %d", uint8(t))
+	return fmt.Sprintf("%s %d", what, v)
 }
 
 // Index is one index of a table.
@@ -334,12 +326,7 @@ const (
 var actionNames = [...]string{"NO ACTION", "CASCADE", "SET NULL", "SET DEFAULT"}
 
 // String is the action as SQL spells it: "NO ACTION", "CASCADE", ...
-func (a Action) String() string {
-	if int(a) < len(actionNames) {
-		return actionNames[a]
-	}
-	return fmt.Sprintf("action %d", uint8(a))
-}
+func (a Action) String() string { return nameOf(actionNames[:], uint8(a), "action") }
 
 // ForeignKey is a FOREIGN KEY constraint.
 type ForeignKey struct {

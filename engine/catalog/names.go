@@ -32,15 +32,7 @@ func splitIdent(s string) ([]string, error) {
 	for len(s) > 0 {
 		var part string
 		if s[0] == '[' {
-			end := strings.Index(s, "]")
-			for end >= 0 && end+1 < len(s) && s[end+1] == ']' { // ]] escapes ]
-				next := strings.Index(s[end+2:], "]")
-				if next < 0 {
-					end = -1
-					break
-				}
-				end += 2 + next
-			}
+			end := closing(s, 0, ']')
 			if end < 0 {
 				return nil, fmt.Errorf("identifier %q: unterminated [", s)
 			}
@@ -115,7 +107,7 @@ func parsePattern(p string) (pattern, error) {
 		}
 		part, lit := "", false
 		if rest[0] == '[' {
-			end := closingBracket(rest)
+			end := closing(rest, 0, ']')
 			if end < 0 {
 				return pattern{}, fmt.Errorf("pattern %q: unterminated [", p)
 			}
@@ -151,14 +143,14 @@ func parsePattern(p string) (pattern, error) {
 	return pattern{}, fmt.Errorf("pattern %q: use table or schema.table", p)
 }
 
-// closingBracket returns the index of the ] that closes the [ at s[0]
-// (]] inside is an escaped ]), or -1.
-func closingBracket(s string) int {
-	for i := 1; i < len(s); i++ {
-		if s[i] != ']' {
+// closing returns the index of the q that closes the quote or bracket
+// opened at s[open] (a doubled q inside stands for itself), or -1.
+func closing(s string, open int, q byte) int {
+	for i := open + 1; i < len(s); i++ {
+		if s[i] != q {
 			continue
 		}
-		if i+1 < len(s) && s[i+1] == ']' {
+		if i+1 < len(s) && s[i+1] == q {
 			i++
 			continue
 		}

@@ -8,57 +8,34 @@ import (
 	"github.com/tdsextract/tdsextract/sinks"
 )
 
-// Config is the CSV sink's options (the `csv` section of a job's sink),
-// as declared in Spec: a zero field is the option's default. Unknown keys
-// are rejected.
+// Config is the CSV sink's options (the `csv` section of a job's sink).
+// Each field is the option of its tag, documented (with its default and
+// allowed values) in Spec, the one declaration of them; a zero field is
+// the option's default. Unknown keys are rejected.
 type Config struct {
-	// Path is the output: a directory (existing, or ending in "/") that gets
-	// "<extract>.csv[.gz|.zst]", or a file template where "{extract}",
-	// "{schema}" and "{table}" are replaced. Default "out/".
 	Path string `mapstructure:"path"`
-	// Header writes the column names as the first line of every file.
-	// Default true.
-	Header *bool `mapstructure:"header"`
-	// Dialect is "rfc4180" (default) or "postgres": output that
-	// PostgreSQL's COPY t FROM ... WITH (FORMAT csv, HEADER true) reads back
-	// exactly (bytea as \x hex, vector as a {..} array literal, NULL an
-	// unquoted empty field, the empty string a quoted "").
-	Dialect string `mapstructure:"dialect"`
-	// Delimiter is the one-byte field separator. Default ",".
+	// Header is a pointer so that false, unlike nil, is an explicit
+	// choice in a Config built in Go.
+	Header    *bool  `mapstructure:"header"`
+	Dialect   string `mapstructure:"dialect"`
 	Delimiter string `mapstructure:"delimiter"`
-	// Quote is the one-byte quote character; a quote inside a quoted field
-	// is doubled (RFC 4180). Default "\"".
-	Quote string `mapstructure:"quote"`
-	// Null is the text written for NULL, unquoted. Default "": NULL is an
-	// empty unquoted field and an empty string is written as a quoted "",
-	// so the two stay distinguishable. A value equal to a non-empty Null
-	// token (e.g. "\N") is quoted so it never reads back as NULL.
+	Quote     string `mapstructure:"quote"`
+	// Null "" (the default) keeps NULL (an empty unquoted field) and the
+	// empty string (a quoted "") distinguishable.
 	Null string `mapstructure:"null"`
-	// LineEnding is "\n" (default; also "lf") or "\r\n" (also "crlf");
-	// a resolved Config holds the bytes.
-	LineEnding string `mapstructure:"line_ending"`
-	// BoolFormat is "true_false" (default: true/false) or "1_0" (1/0).
-	BoolFormat string `mapstructure:"bool_format"`
-	// BinaryFormat is "hex" (lower-case, default), "hex_prefixed" (\x then
-	// hex, PostgreSQL bytea input) or "base64" (standard, padded). The
-	// postgres dialect always uses "hex_prefixed".
+	// LineEnding is given as lf or crlf (or as the bytes); a resolved
+	// Config holds the bytes.
+	LineEnding   string `mapstructure:"line_ending"`
+	BoolFormat   string `mapstructure:"bool_format"`
 	BinaryFormat string `mapstructure:"binary_format"`
-	// Compression is "none" (default), "gzip" (.gz appended) or "zstd"
-	// (.zst appended).
-	Compression string `mapstructure:"compression"`
-	// CompressionLevel is the gzip level 1..9 or the zstd level 1..4
-	// (fastest..best); 0 picks the library default.
-	CompressionLevel int `mapstructure:"compression_level"`
-	// MaxRows splits the output into numbered files (name.0001.csv,
-	// name.0002.csv, ...) of at most this many data rows. 0 = no limit.
-	MaxRows int64 `mapstructure:"max_rows"`
-	// MaxBytes splits the output into numbered files once a file holds at
-	// least this many CSV bytes (counted before compression; files are cut
-	// at row boundaries, so a file may exceed it by one row). 0 = no limit.
-	MaxBytes int64 `mapstructure:"max_bytes"`
-	// BufferSize is the size of the sink's line buffer, flushed to the file
-	// (or compressor) when full. Default 256 KiB.
-	BufferSize int `mapstructure:"buffer_size"`
+	Compression  string `mapstructure:"compression"`
+	// CompressionLevel's range depends on Compression (check).
+	CompressionLevel int   `mapstructure:"compression_level"`
+	MaxRows          int64 `mapstructure:"max_rows"`
+	// MaxBytes counts CSV bytes before compression; files are cut at row
+	// boundaries, so a file may exceed it by one row.
+	MaxBytes   int64 `mapstructure:"max_bytes"`
+	BufferSize int   `mapstructure:"buffer_size"`
 }
 
 // Defaults.
