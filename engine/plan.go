@@ -158,12 +158,15 @@ func resolve(job *JobConfig, reg *sinks.Registry, lookup func(string) (string, b
 		p.Parallel = job.Parallel
 	}
 	defTimeout := r.timeout("source.timeout", job.Source.Timeout, DefaultTimeout)
+	// The job's sinks are resolved once (their problems reported once) for
+	// every extract that names none of its own.
+	jobSinks := r.sinks("sinks", job.Sinks, reg)
 	if len(job.Extracts) == 0 {
 		r.add("extracts", "no extract: add at least one table or query")
 	}
 	names := map[string]int{}
 	for i := range job.Extracts {
-		ex := r.extract(i, &job.Extracts[i], job, reg, defTimeout, lookup)
+		ex := r.extract(i, &job.Extracts[i], jobSinks, reg, defTimeout, lookup)
 		if ex == nil {
 			continue
 		}
@@ -251,7 +254,7 @@ func (r *resolver) timeout(field, s string, def session.Timeout) session.Timeout
 	return t
 }
 
-func (r *resolver) extract(i int, e *ExtractConfig, job *JobConfig, reg *sinks.Registry, defTimeout session.Timeout,
+func (r *resolver) extract(i int, e *ExtractConfig, jobSinks []SinkPlan, reg *sinks.Registry, defTimeout session.Timeout,
 	lookup func(string) (string, bool)) *ExtractPlan {
 	f := fmt.Sprintf("extracts[%d]", i)
 	ex := &ExtractPlan{Name: e.ExtractName(), Field: f, Columns: e.Columns}
@@ -302,22 +305,32 @@ func (r *resolver) extract(i int, e *ExtractConfig, job *JobConfig, reg *sinks.R
 		}
 		ex.Convert = append(ex.Convert, catalog.Override{Column: c.Column, Expr: c.Expr})
 	}
-	specs, sf := e.Sinks, f+".sinks"
-	if len(specs) == 0 {
-		specs, sf = job.Sinks, "sinks"
-	}
-	if len(specs) == 0 {
-		r.add(sf, "no sink for extract %q: add a sinks list (e.g. type: csv)", ex.Name)
-	}
-	for k, s := range specs {
-		if sp, good := r.sink(fmt.Sprintf("%s[%d]", sf, k), s, reg); good {
-			ex.Sinks = append(ex.Sinks, sp)
-		}
+	switch {
+	case len(e.Sinks) > 0:
+		ex.Sinks = r.sinks(f+".sinks", e.Sinks, reg)
+	case jobSinks != nil:
+		ex.Sinks = jobSinks
+	default:
+		r.add(f+".sinks", "no sink for extract %q: add a sinks list here or for the job (e.g. type: csv)", ex.Name)
 	}
 	if !ok {
 		return nil
 	}
 	return ex
+}
+
+// sinks resolves a sinks list; it is nil when the list is empty.
+func (r *resolver) sinks(field string, list []SinkConfig, reg *sinks.Registry) []SinkPlan {
+	var out []SinkPlan
+	for k, s := range list {
+		if sp, ok := r.sink(fmt.Sprintf("%s[%d]", field, k), s, reg); ok {
+			out = append(out, sp)
+		}
+	}
+	if len(list) > 0 && out == nil {
+		out = []SinkPlan{} // given but broken: reported, not "no sinks"
+	}
+	return out
 }
 
 // sink resolves one sink: its type in the registry, its options against

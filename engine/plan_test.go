@@ -102,6 +102,9 @@ func TestResolveReportsEveryError(t *testing.T) {
 		t.Fatalf("not a ConfigError: %T", err)
 	}
 	msg := err.Error()
+	if n := strings.Count(msg, "sinks[0].options.mdoe"); n != 1 {
+		t.Errorf("the job's sinks reported %d times, want once:\n%s", n, msg)
+	}
 	for _, want := range []string{
 		"bad.yaml: parallel", "bad.yaml: source.timeout", "bad.yaml: source.connect_timeout",
 		"bad.yaml: extracts[0].sinks[0].type: unknown sink type \"parquetx\" (known: mem)",
