@@ -226,7 +226,11 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 	tw.Flush()
 	for _, e := range sum.Extracts {
 		for _, s := range e.Sinks {
-			fmt.Fprintf(w, "  %s -> %s: %d rows, %.1f MB, %s\n", e.Name, s.Type, s.Rows, float64(s.Bytes)/1e6, strings.Join(s.Files, ", "))
+			rej := ""
+			if s.Rejected > 0 {
+				rej = fmt.Sprintf(" (%d rows rejected)", s.Rejected)
+			}
+			fmt.Fprintf(w, "  %s -> %s: %d rows%s, %.1f MB, %s\n", e.Name, s.Type, s.Rows, rej, float64(s.Bytes)/1e6, strings.Join(s.Files, ", "))
 		}
 		if e.Error != "" {
 			fmt.Fprintf(w, "  %s: FAILED: %s\n", e.Name, e.Error)

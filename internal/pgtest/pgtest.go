@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -33,12 +34,7 @@ func Start(t testing.TB) (connString string) {
 	if u := os.Getenv("PGTEST_URL"); u != "" {
 		return u
 	}
-	if _, err := findBin(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("pgtest: %v (CI is set, so this fails instead of skipping)", err)
-		}
-		t.Skipf("pgtest: skipping: %v", err)
-	}
+	skipUnlessInstalled(t)
 	srv, err := Launch()
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
@@ -49,6 +45,54 @@ func Start(t testing.TB) (connString string) {
 		}
 	})
 	return srv.URL
+}
+
+// Shared starts one server for a whole test binary, the first time a test
+// asks for it (PostgreSQL takes a second or two to start); TestMain calls
+// StopShared after the tests. It skips or fails like Start.
+func Shared(t testing.TB) (connString string) {
+	t.Helper()
+	if u := os.Getenv("PGTEST_URL"); u != "" {
+		return u
+	}
+	skipUnlessInstalled(t)
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if shared == nil {
+		srv, err := Launch()
+		if err != nil {
+			t.Fatalf("pgtest: %v", err)
+		}
+		shared = srv
+	}
+	return shared.URL
+}
+
+// StopShared stops the server Shared started, if any.
+func StopShared() {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if shared != nil {
+		_ = shared.Stop()
+		shared = nil
+	}
+}
+
+var (
+	sharedMu sync.Mutex
+	shared   *Server
+)
+
+// skipUnlessInstalled skips the test when PostgreSQL is not installed, or
+// fails it in CI, where it must be.
+func skipUnlessInstalled(t testing.TB) {
+	t.Helper()
+	if _, err := findBin(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("pgtest: %v (CI is set, so this fails instead of skipping)", err)
+		}
+		t.Skipf("pgtest: skipping: %v", err)
+	}
 }
 
 // Server is a throwaway PostgreSQL started by Launch.
