@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/tdsextract/tdsextract/internal/secret"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -109,19 +111,19 @@ func ParseConfig(options map[string]any) (Config, error) {
 	}
 	c := Config{
 		Conn: ConnConfig{
-			Connection:      secret.Secret(str(r["connection"])),
-			PasswordEnv:     str(r["password_env"]),
-			PasswordFile:    str(r["password_file"]),
+			Connection:      secret.Secret(optStr(r["connection"])),
+			PasswordEnv:     optStr(r["password_env"]),
+			PasswordFile:    optStr(r["password_file"]),
 			ConnectTimeout:  r["connect_timeout"].(time.Duration),
-			ApplicationName: str(r["application_name"]),
+			ApplicationName: optStr(r["application_name"]),
 		},
-		Schema:            str(r["schema"]),
-		Table:             str(r["table"]),
-		Mode:              str(r["mode"]),
-		Identifiers:       str(r["identifiers"]),
-		RefusedValues:     str(r["refused_values"]),
-		NulReplacement:    str(r["nul_replacement"]),
-		RejectFile:        str(r["reject_file"]),
+		Schema:            optStr(r["schema"]),
+		Table:             optStr(r["table"]),
+		Mode:              optStr(r["mode"]),
+		Identifiers:       optStr(r["identifiers"]),
+		RefusedValues:     optStr(r["refused_values"]),
+		NulReplacement:    optStr(r["nul_replacement"]),
+		RejectFile:        optStr(r["reject_file"]),
 		OffsetColumn:      r["offset_column"].(bool),
 		VariantTypeColumn: r["variant_type_column"].(bool),
 		NotNull:           r["not_null"].(bool),
@@ -151,7 +153,7 @@ func ParseConfig(options map[string]any) (Config, error) {
 	return c, c.Validate()
 }
 
-func str(v any) string {
+func optStr(v any) string {
 	s, _ := v.(string)
 	return s
 }
@@ -161,6 +163,8 @@ func (c *Config) Validate() error {
 	var errs []string
 	if c.Conn.Connection == "" {
 		errs = append(errs, "connection: required")
+	} else if _, err := pgconn.ParseConfig(c.Conn.Connection.Reveal()); err != nil {
+		errs = append(errs, "connection: cannot parse it (use postgres://user@host:5432/db?sslmode=... or host=... dbname=... user=...)")
 	}
 	if c.Conn.PasswordEnv != "" && c.Conn.PasswordFile != "" {
 		errs = append(errs, "set only one of password_env and password_file")

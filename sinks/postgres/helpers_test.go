@@ -10,6 +10,7 @@ import (
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/internal/pgcheck"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -109,4 +110,15 @@ func count(t testing.TB, conn *pgx.Conn, q string) int64 {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return n
+}
+
+// sampleTable is dbo.name of a sample database holding rows rows of it.
+func sampleTable(t testing.TB, name string, rows int64) *sampledb.Table {
+	t.Helper()
+	db := sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{name: rows}})
+	tb, ok := db.Table("dbo", name)
+	if !ok {
+		t.Fatalf("no table %s", name)
+	}
+	return tb
 }

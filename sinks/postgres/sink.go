@@ -42,7 +42,7 @@ func Factory() sinks.Factory {
 			// The mapping does not depend on the server: describe it
 			// even when no connection is configured (inspect).
 			if _, ok := options["connection"]; !ok {
-				o := map[string]any{"connection": "-"}
+				o := map[string]any{"connection": "postgres://localhost/"}
 				for k, v := range options {
 					o[k] = v
 				}
