@@ -28,7 +28,7 @@ var (
 	tiJSON    = decode.TypeInfo{Type: decode.TypeJSON, Size: 0xFFFFFFFF}
 )
 
-func i64(v int64) sinktest.Cell { return sinktest.Cell{Kind: 'i', I: v} }
+func i64(v int64) sinktest.Cell  { return sinktest.Cell{Kind: 'i', I: v} }
 func str(v string) sinktest.Cell { return sinktest.Cell{Kind: 's', S: v} }
 func null() sinktest.Cell        { return sinktest.Cell{Kind: 'n'} }
 
