@@ -247,6 +247,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 	var (
 		source, passwordEnv, query, name, out, timeout, where, verify string
 		tables, to, columns, sets                                     []string
+		target                                                        string
 		parallel                                                      int
 		summaryJSON                                                   string
 	)
@@ -256,7 +257,9 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 		Example: `  tdsextract export --source 'sqlserver://sa@127.0.0.1:1433?database=sample' \
       --password-env MSSQL_PASSWORD --table dbo.orders --to parquet --out ./out --timeout 30m
   tdsextract export --source ... --table sales.orders --to csv,parquet \
-      --set csv.dialect=postgres --set csv.header=false --set parquet.compression=snappy`,
+      --set csv.dialect=postgres --set csv.header=false --set parquet.compression=snappy
+  tdsextract export --source 'sqlserver://sa@127.0.0.1:1433?database=sample' \
+      --password-env MSSQL_PASSWORD --table dbo.orders --to postgres --target 'postgres://app@127.0.0.1:5432/dw'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := viper.New()
@@ -291,7 +294,17 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 			}
 			for _, t := range to {
 				o := opts[t]
-				if _, given := o["path"]; !given {
+				// A sink that loads a server (postgres) takes --target as
+				// its connection instead of an output directory.
+				f, _ := g.registry.Lookup(t)
+				if _, server := f.Options.Lookup("connection"); server {
+					if _, given := o["connection"]; !given {
+						if target == "" {
+							return &usageError{fmt.Errorf("--to %s needs --target (e.g. 'postgres://user@host:5432/db')", t)}
+						}
+						o["connection"] = target
+					}
+				} else if _, given := o["path"]; !given {
 					o["path"] = out + string(os.PathSeparator)
 				}
 				job.Sinks = append(job.Sinks, engine.SinkConfig{Type: t, Options: o})
@@ -315,6 +328,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&name, "name", "", "extract name for --query (file names derive from it)")
 	f.StringSliceVar(&to, "to", []string{"csv"}, "sink types: "+strings.Join(g.registry.Names(), ", "))
 	f.StringVar(&out, "out", "out", "output directory (the sinks' path option)")
+	f.StringVar(&target, "target", "", "the server of a sink that loads one (postgres): a postgres:// URL or host=... dbname=... string; each table goes to the table of the same name (lower case) in the target's default schema, created when missing")
 	f.StringArrayVar(&sets, "set", nil, "a sink option, sink.option=value (repeatable), e.g. --set csv.header=false --set parquet.compression=snappy; see tdsextract sinks NAME")
 	f.StringVar(&timeout, "timeout", "", `request deadline: a network-wait budget per query such as 30m, or "none" (default none)`)
 	f.StringVar(&verify, "verify", "none", "none or count (check row counts against COUNT_BIG(*))")

@@ -211,6 +211,9 @@ func (s *Sink) Open(ctx context.Context, info sinks.ExtractInfo) error {
 		}
 		s.schema = *cur
 	}
+	if err := s.ensureSchema(); err != nil {
+		return s.fail(err)
+	}
 	if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
 		return s.fail(fmt.Errorf("postgres: BEGIN: %w", err))
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tdsextract/tdsextract/decode"
 )
@@ -99,20 +100,35 @@ func (s *Sink) relKind(name string) (byte, error) {
 }
 
 func (s *Sink) createTable(qname string) error {
-	var has bool
-	if err := s.conn.QueryRow(s.ctx, "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)", s.schema).Scan(&has); err != nil {
-		return fmt.Errorf("postgres: looking up schema %s: %w", QuoteIdent(s.schema), err)
-	}
-	if !has {
-		if _, err := s.conn.Exec(s.ctx, "CREATE SCHEMA "+QuoteIdent(s.schema)); err != nil {
-			return fmt.Errorf("postgres: CREATE SCHEMA %s: %w", QuoteIdent(s.schema), err)
-		}
-	}
 	ddl := createSQL(qname, s.target.Columns)
 	if _, err := s.conn.Exec(s.ctx, ddl); err != nil {
 		return fmt.Errorf("postgres: %s: %w", ddl, err)
 	}
 	s.created = true
+	return nil
+}
+
+// ensureSchema creates the target schema when it is missing, before the
+// load's transaction and committed at once: inside it, parallel loads
+// into one new schema would each create it and all but one fail (or wait
+// for the first load to end). A failed load can so leave an empty schema
+// behind, never a table or a row.
+func (s *Sink) ensureSchema() error {
+	var has bool
+	if err := s.conn.QueryRow(s.ctx, "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)", s.schema).Scan(&has); err != nil {
+		return fmt.Errorf("postgres: looking up schema %s: %w", QuoteIdent(s.schema), err)
+	}
+	if has {
+		return nil
+	}
+	_, err := s.conn.Exec(s.ctx, "CREATE SCHEMA IF NOT EXISTS "+QuoteIdent(s.schema))
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P06") {
+		err = nil // created at the same moment by a parallel load
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: CREATE SCHEMA %s: %w", QuoteIdent(s.schema), err)
+	}
 	return nil
 }
 
