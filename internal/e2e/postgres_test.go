@@ -428,4 +428,3 @@ func TestPostgresNULThroughTheEngine(t *testing.T) {
 		t.Fatalf("replace: %q %v", note, err)
 	}
 }
-
