@@ -85,6 +85,9 @@ type Config struct {
 	BufferSize        int
 	Buffers           int
 	BeforeCommit      BeforeCommit
+
+	// stream replaces the owned-buffer pipe (the hand-off benchmark).
+	stream func(buffers, size int) copyStream
 }
 
 // BeforeCommit, when set in a Config built in Go (the migrate command), runs

@@ -26,17 +26,51 @@ import (
 // it waits for one (PostgreSQL is the slower side, and memory stays
 // bounded at buffers × buffer_size plus the largest row).
 type copyPipe struct {
+	copyState
 	full chan []byte   // filled buffers in stream order; closed at the end
 	free chan []byte   // buffers the reader is done with
 	stop chan struct{} // closed by abort: Read fails, pgconn sends CopyFail
-	done chan struct{} // closed when CopyFrom has returned
-	err  error         // CopyFrom's error, set before done is closed
-	rows int64         // rows CopyFrom reports, set before done is closed
-
-	failed atomic.Bool // CopyFrom returned with an error (checked per row)
 
 	cur []byte // reader side: the buffer being copied out
 	off int
+}
+
+// copyStream is how the sink hands COPY data to CopyFrom's reader. The
+// sink uses copyPipe; the hand-off design it was measured against
+// (handoff_test.go) is another copyStream.
+type copyStream interface {
+	io.Reader
+	// send hands over b, complete tuples (after take, a prefix of the
+	// buffer take returned, or a buffer the sink grew); false when the
+	// COPY has already ended.
+	send(b []byte) bool
+	// take returns the next empty buffer to encode into (capacity at
+	// least size unless it is pgconn's own); false when the COPY has ended.
+	take(size int) ([]byte, bool)
+	// end closes the stream (Read returns io.EOF after the last send);
+	// abort makes Read fail. Exactly one of them is called, once.
+	end()
+	abort()
+	state() *copyState
+}
+
+// copyState is the outcome of CopyFrom.
+type copyState struct {
+	done   chan struct{} // closed when CopyFrom has returned
+	err    error         // CopyFrom's error, set before done is closed
+	rows   int64         // rows CopyFrom reports, set before done is closed
+	failed atomic.Bool   // CopyFrom returned with an error (checked per row)
+}
+
+func (c *copyState) state() *copyState { return c }
+
+// finish records CopyFrom's outcome.
+func (c *copyState) finish(rows int64, err error) {
+	c.rows, c.err = rows, err
+	if err != nil {
+		c.failed.Store(true)
+	}
+	close(c.done)
 }
 
 // errAborted is what Read returns after abort: pgconn turns it into a
@@ -45,12 +79,12 @@ var errAborted = errors.New("postgres: load aborted")
 
 func newCopyPipe(n, size int) *copyPipe {
 	p := &copyPipe{
-		full: make(chan []byte, n),
-		free: make(chan []byte, n),
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
+		copyState: copyState{done: make(chan struct{})},
+		full:      make(chan []byte, n),
+		free:      make(chan []byte, n),
+		stop:      make(chan struct{}),
 	}
-	for i := 0; i < n-1; i++ {
+	for i := 0; i < n; i++ {
 		p.free <- make([]byte, 0, size)
 	}
 	return p
@@ -76,15 +110,6 @@ func (p *copyPipe) Read(dst []byte) (int, error) {
 	n := copy(dst, p.cur[p.off:])
 	p.off += n
 	return n, nil
-}
-
-// finish records CopyFrom's outcome.
-func (p *copyPipe) finish(rows int64, err error) {
-	p.rows, p.err = rows, err
-	if err != nil {
-		p.failed.Store(true)
-	}
-	close(p.done)
 }
 
 // send hands a filled buffer to the reader. After the COPY has ended the

@@ -93,7 +93,8 @@ type Sink struct {
 	nfields int
 	keys    []int // source columns identifying a row in rejects and errors
 
-	pipe       *copyPipe
+	pipe       copyStream
+	copy       *copyState
 	copyCancel context.CancelFunc
 	ended      bool // pipe.end or pipe.abort called
 
@@ -342,11 +343,12 @@ func (s *Sink) buildPlan(cols []decode.Column) {
 // stream the decoder fills, and writes the COPY header and the first
 // tuple's field count.
 func (s *Sink) startCopy() {
-	s.pipe = newCopyPipe(s.cfg.Buffers, s.cfg.BufferSize)
-	s.b = make([]byte, 0, s.cfg.BufferSize)
-	s.b = append(s.b, copyHeader...)
-	s.rowStart = len(s.b)
-	s.b = binary.BigEndian.AppendUint16(s.b, uint16(s.nfields))
+	if s.cfg.stream != nil {
+		s.pipe = s.cfg.stream(s.cfg.Buffers, s.cfg.BufferSize)
+	} else {
+		s.pipe = newCopyPipe(s.cfg.Buffers, s.cfg.BufferSize)
+	}
+	s.copy = s.pipe.state()
 	name := s.target.QualifiedName()
 	if s.staging != "" {
 		name = QuoteIdent(s.schema) + "." + QuoteIdent(s.staging)
@@ -360,8 +362,15 @@ func (s *Sink) startCopy() {
 	pipe, pg := s.pipe, s.conn.PgConn()
 	go func() {
 		tag, err := pg.CopyFrom(ctx, pipe, sql)
-		pipe.finish(tag.RowsAffected(), err)
+		pipe.state().finish(tag.RowsAffected(), err)
 	}()
+	b, ok := s.pipe.take(s.cfg.BufferSize)
+	if !ok {
+		b = make([]byte, 0, s.cfg.BufferSize) // the COPY failed at once: reported at EndRow
+	}
+	s.b = append(b, copyHeader...)
+	s.rowStart = len(s.b)
+	s.b = binary.BigEndian.AppendUint16(s.b, uint16(s.nfields))
 }
 
 // room makes sure n more bytes fit in the buffer.
@@ -779,7 +788,7 @@ func (s *Sink) EndRow() error {
 	if s.err != nil {
 		return s.err
 	}
-	if s.pipe.failed.Load() {
+	if s.copy.failed.Load() {
 		return s.fail(s.copyError())
 	}
 	s.rows++
@@ -807,7 +816,7 @@ func (s *Sink) EndRow() error {
 // copyError describes the error CopyFrom returned, with PostgreSQL's
 // context (which names the COPY line, i.e. the row, and the column).
 func (s *Sink) copyError() error {
-	err := s.pipe.err
+	err := s.copy.err
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		msg := pe.Message
@@ -844,12 +853,12 @@ func (s *Sink) Publish(ctx context.Context) (sinks.Stats, error) {
 		s.b = nil
 		s.ended = true
 		s.pipe.end()
-		<-s.pipe.done
-		if s.pipe.err != nil {
+		<-s.copy.done
+		if s.copy.err != nil {
 			return sinks.Stats{}, s.fail(s.copyError())
 		}
-		if want := s.rows - s.rejected; s.pipe.rows != want {
-			return sinks.Stats{}, s.fail(fmt.Errorf("postgres: PostgreSQL reports %d rows copied into %s, the sink sent %d", s.pipe.rows, s.target.QualifiedName(), want))
+		if want := s.rows - s.rejected; s.copy.rows != want {
+			return sinks.Stats{}, s.fail(fmt.Errorf("postgres: PostgreSQL reports %d rows copied into %s, the sink sent %d", s.copy.rows, s.target.QualifiedName(), want))
 		}
 	}
 	if s.staging != "" {
@@ -902,10 +911,10 @@ func (s *Sink) Abort(ctx context.Context) error {
 		s.ended = true
 		s.pipe.abort()
 		select {
-		case <-s.pipe.done:
+		case <-s.copy.done:
 		case <-time.After(30 * time.Second):
 			s.copyCancel() // PostgreSQL does not answer: give up the connection
-			<-s.pipe.done
+			<-s.copy.done
 		}
 	}
 	var err error
