@@ -795,23 +795,32 @@ func markdown(rs []Result) string {
 	return b.String()
 }
 
-// summary is one line per shape and mode: tdsextract's throughput and
-// allocations, and how long each other leg takes relative to it.
-func summary(rs []Result) string {
-	var b strings.Builder
-	b.WriteString("| shape | mode | tdsextract rows/s | allocs/row | go-mssqldb time (× tdsextract's) | go-mssqldb allocs/row | go-mssqldb typed (×) | freebcp time (×) | tdsextract / raw-server throughput | ms: walk / discard / tdsextract | checksum |\n")
-	b.WriteString("|---|---|---:|---:|---|---:|---|---|---:|---|---|\n")
-	type key struct{ shape, mode string }
-	var order []key
-	by := map[key]map[string]Result{}
+// shapeMode identifies the results of one shape in one mode.
+type shapeMode struct{ shape, mode string }
+
+// byShape groups results by shape and mode (in first-seen order), each
+// group by leg name.
+func byShape(rs []Result) ([]shapeMode, map[shapeMode]map[string]Result) {
+	var order []shapeMode
+	by := map[shapeMode]map[string]Result{}
 	for _, r := range rs {
-		k := key{r.Shape, r.Mode}
+		k := shapeMode{r.Shape, r.Mode}
 		if by[k] == nil {
 			by[k] = map[string]Result{}
 			order = append(order, k)
 		}
 		by[k][r.Leg] = r
 	}
+	return order, by
+}
+
+// summary is one line per shape and mode: tdsextract's throughput and
+// allocations, and how long each other leg takes relative to it.
+func summary(rs []Result) string {
+	var b strings.Builder
+	b.WriteString("| shape | mode | tdsextract rows/s | allocs/row | go-mssqldb time (× tdsextract's) | go-mssqldb allocs/row | go-mssqldb typed (×) | freebcp time (×) | tdsextract / raw-server throughput | ms: walk / discard / tdsextract | checksum |\n")
+	b.WriteString("|---|---|---:|---:|---|---:|---|---|---:|---|---|\n")
+	order, by := byShape(rs)
 	ratio := func(r Result, ok bool) string {
 		if !ok || r.RatioToTDSX == nil {
 			return "-"

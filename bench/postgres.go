@@ -484,17 +484,7 @@ func pgSummary(rs []Result) string {
 	var b strings.Builder
 	b.WriteString("| shape | mode | tdsextract rows/s | allocs/row | tdsextract wall / pg-copy-file's | tdsextract wall / pg-copy-stdin's | go-mssqldb+pgx wall / tdsextract's | go-mssqldb+pgx client CPU / tdsextract's | pgloader rows/s | tdsextract rows/s / pgloader's | checksum |\n")
 	b.WriteString("|---|---|---:|---:|---|---|---|---|---:|---:|---|\n")
-	type key struct{ shape, mode string }
-	var order []key
-	by := map[key]map[string]Result{}
-	for _, r := range rs {
-		k := key{r.Shape, r.Mode}
-		if by[k] == nil {
-			by[k] = map[string]Result{}
-			order = append(order, k)
-		}
-		by[k][r.Leg] = r
-	}
+	order, by := byShape(rs)
 	inv := func(r Result, ok bool) string {
 		if !ok || r.RatioToTDSX == nil {
 			return "-"
