@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
@@ -82,6 +84,20 @@ func TestDefaultTypes(t *testing.T) {
 		lossy := c.Kind().HasScale() && c.Kind() != decode.KindDecimal && c.Type.Scale == 7
 		if ms[i].Lossy != lossy {
 			t.Errorf("%s: lossy %v (%s), want %v", c.Name, ms[i].Lossy, ms[i].Why, lossy)
+		}
+	}
+}
+
+// The option table of doc.go is the declared spec (the README's is held
+// to it by cmd/tdsextract's TestREADMESinkOptions).
+func TestDocsShowTheSpec(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(Spec.Markdown()), "\n") {
+		if !strings.Contains(string(doc), "//\t"+line+"\n") {
+			t.Errorf("doc.go lacks the option line %s", line)
 		}
 	}
 }
