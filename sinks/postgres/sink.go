@@ -325,7 +325,9 @@ func (s *Sink) buildPlan(cols []decode.Column) {
 		p.name = c.Name
 		p.scale = c.Type.DateTimeScale()
 		p.msRound = k == decode.KindDateTime
-		p.text = k.Class() == decode.ClassText && (m.enc == encText || m.enc == encJSONB)
+		// Text from the source (a sql_variant's character values too) may
+		// hold NULs; text the sink formats from typed values cannot.
+		p.text = (k.Class() == decode.ClassText || k == decode.KindVariant) && (m.enc == encText || m.enc == encJSONB)
 		p.jsonb = m.enc == encJSONB
 		p.maxChars = m.maxChars
 		p.intMin, p.intMax = math.MinInt64, math.MaxInt64

@@ -241,6 +241,14 @@ func TestNULPolicies(t *testing.T) {
 		}
 	}
 
+	// A sql_variant holding nvarchar with a NUL is refused too.
+	vcols := []decode.Column{col("id", tiInt), col("v", decode.TypeInfo{Type: decode.TypeVariant, Size: 8009})}
+	vrows := [][]sinktest.Cell{{i64(1), {Kind: 'V', VTI: decode.TypeInfo{Type: decode.TypeNVarChar, Size: 40}, Inner: &sinktest.Cell{Kind: 's', S: "x\x00"}}}}
+	s = newSink(t, url, map[string]any{"table": "variant_nul", "mode": "create"})
+	if _, err := loadCells(t, s, info, vcols, vrows, 1); err == nil || !strings.Contains(err.Error(), "NUL") {
+		t.Fatalf("variant NUL: %v", err)
+	}
+
 	// jsonb cannot hold \u0000 (json can); an escaped backslash is no escape.
 	jcols := []decode.Column{col("id", tiInt), col("doc", tiJSON)}
 	jrows := [][]sinktest.Cell{{i64(1), str(`{"a":"\\u0000"}`)}, {i64(2), str(`{"a":"x\u0000y"}`)}}
