@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -288,23 +289,29 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 				Parallel:    parallel,
 				SummaryFile: summaryJSON,
 			}
+			// A sink that loads a server (postgres) takes --target as its
+			// connection instead of --out.
+			server := map[string]bool{}
+			for _, t := range to {
+				f, _ := g.registry.Lookup(t)
+				if _, ok := f.Options.Lookup("connection"); !ok {
+					continue
+				}
+				server[t] = true
+				if !slices.ContainsFunc(sets, func(s string) bool { return strings.HasPrefix(s, t+".connection=") }) {
+					if target == "" {
+						return &usageError{fmt.Errorf("--to %s needs --target (e.g. 'postgres://user@host:5432/db')", t)}
+					}
+					sets = append(sets, t+".connection="+target)
+				}
+			}
 			opts, err := sinkSets(g.registry, to, sets)
 			if err != nil {
 				return err
 			}
 			for _, t := range to {
 				o := opts[t]
-				// A sink that loads a server (postgres) takes --target as
-				// its connection instead of an output directory.
-				f, _ := g.registry.Lookup(t)
-				if _, server := f.Options.Lookup("connection"); server {
-					if _, given := o["connection"]; !given {
-						if target == "" {
-							return &usageError{fmt.Errorf("--to %s needs --target (e.g. 'postgres://user@host:5432/db')", t)}
-						}
-						o["connection"] = target
-					}
-				} else if _, given := o["path"]; !given {
+				if _, given := o["path"]; !given && !server[t] {
 					o["path"] = out + string(os.PathSeparator)
 				}
 				job.Sinks = append(job.Sinks, engine.SinkConfig{Type: t, Options: o})

@@ -50,6 +50,13 @@ func TestExportToPostgres(t *testing.T) {
 		t.Errorf("no --target: code %d %s", code, errOut)
 	}
 
+	// inspect shows the PostgreSQL mapping (without contacting PostgreSQL).
+	code, out, errOut = runCLI(t, "inspect", "--source", src, "--password-env", "TEST_PW", "--table", "dbo.type_matrix",
+		"--to", "postgres", "--set", "postgres.connection=postgres://nobody@127.0.0.1:1/x")
+	if code != 0 || !strings.Contains(out, "numeric(38,38)") || !strings.Contains(out, "timestamptz(6) + c_datetimeoffset_7__offset_minutes smallint (LOSSY)") {
+		t.Errorf("inspect --to postgres: code %d\n%s\n%s", code, out, errOut)
+	}
+
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := ln.Addr().String()
 	ln.Close()
