@@ -18,7 +18,7 @@
 // pgconn's buffer instead saves the memmove but makes the decoder wait for
 // every socket write, since pgconn has one buffer and writes it before it
 // asks for the next; both designs were built and measured against a real
-// PostgreSQL 15 (BenchmarkHandoff; the README's PostgreSQL section has
+// PostgreSQL 15 (BenchmarkHandoff; the README's Performance section has
 // the figures): they took the same wall and CPU time within a few per
 // cent (the load is PostgreSQL-bound), so the sink keeps the owned
 // buffers, which overlap and need no special path for a tuple bigger than

@@ -19,7 +19,7 @@ import (
 // memmove but serialises decoding and sending, since pgconn has one
 // buffer and writes it to the socket before calling Read again: the
 // decoder then waits for every socket write. Both were built and measured
-// (BenchmarkHandoff in handoff_test.go, README "PostgreSQL"): the owned
+// (BenchmarkHandoff in handoff_test.go; the README's Performance section has the figures): the owned
 // buffers won, so they are what the sink uses.
 //
 // While buffers are free the decoder never waits; when all are in flight
