@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 )
@@ -38,6 +39,37 @@ func TestHarnessChecksumParity(t *testing.T) {
 			}
 			if rs[0].AllocsPerRow == nil {
 				t.Fatalf("%s/%s: no allocation figure", shape, mode)
+			}
+		}
+	}
+}
+
+// The PostgreSQL suite must not rot either: every shape in both modes on
+// small tables against a throwaway PostgreSQL; runPGShape fails on any
+// checksum mismatch between the legs' tables.
+func TestPostgresSuiteParity(t *testing.T) {
+	url := pgtest.Start(t)
+	rows := map[string]int64{}
+	for _, s := range []string{"poc48", "odbc5", "temporal", "lineitem"} {
+		rows["dbo."+s] = 200
+	}
+	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}), Encryption: tdsserver.EncryptNotSup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	_, havePGL := exec.LookPath("pgloader")
+	if havePGL != nil && os.Getenv("CI") != "" {
+		t.Fatal("pgloader missing in CI")
+	}
+	for _, shape := range []string{"odbc5", "temporal"} {
+		for _, mode := range []string{"memory", "loopback"} {
+			rs, err := runPGShape(srv.Addr(), shape, mode, 3, url, havePGL == nil && mode == "loopback" && shape == "odbc5")
+			if err != nil {
+				t.Fatalf("%s/%s: %v", shape, mode, err)
+			}
+			if rs[0].Leg != "tdsextract" || rs[0].Rows != 200 || len(rs) < 4 {
+				t.Fatalf("%s/%s: %+v", shape, mode, rs[0])
 			}
 		}
 	}

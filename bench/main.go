@@ -42,6 +42,7 @@ import (
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 	"github.com/tdsextract/tdsextract/internal/secret"
@@ -79,10 +80,13 @@ type Result struct {
 	// OrderBias is the median time of the reps run in reverse leg order
 	// over that of the reps in forward order: far from 1, what ran just
 	// before the leg moved its time.
-	OrderBias   float64   `json:"order_bias"`
-	Checksum    string    `json:"checksum"`
-	RatioToTDSX *Ratio    `json:"ratio_vs_tdsextract,omitempty"`
-	AllMs       []float64 `json:"all_ms"`
+	OrderBias   float64 `json:"order_bias"`
+	Checksum    string  `json:"checksum"`
+	RatioToTDSX *Ratio  `json:"ratio_vs_tdsextract,omitempty"`
+	// CPURatioToTDSX is this leg's CPU time over tdsextract's, per
+	// interleaved pair (the PostgreSQL suite).
+	CPURatioToTDSX *Ratio    `json:"cpu_ratio_vs_tdsextract,omitempty"`
+	AllMs          []float64 `json:"all_ms"`
 }
 
 // Ratio is this leg's time over tdsextract's, per interleaved pair.
@@ -122,6 +126,9 @@ func main() {
 		noBCP  = flag.Bool("no-freebcp", false, "skip the freebcp leg")
 		server = flag.String("server", "", "host:port of a sample server already running in another process (tdsextract sample-server, default seed); default: one in this process")
 		prof   = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (look at one leg with pprof -focus)")
+		suite  = flag.String("suite", "fetch", "fetch (decode into checksums) or postgres (load PostgreSQL; shapes default poc48,odbc5,temporal,lineitem)")
+		pgURL  = flag.String("pg", "", "PostgreSQL for -suite postgres (superuser: the ceiling legs COPY server-side files); default: a throwaway PostgreSQL started for the run")
+		noPGL  = flag.Bool("no-pgloader", false, "skip the pgloader leg of -suite postgres")
 	)
 	flag.Parse()
 	if *prof != "" {
@@ -155,6 +162,35 @@ func main() {
 		addr = srv.Addr()
 	}
 
+	if *suite == "postgres" {
+		shapeSet := *shapes
+		if !flagSet("shapes") {
+			shapeSet = "poc48,odbc5,temporal,lineitem"
+		}
+		url := *pgURL
+		if url == "" {
+			srv, err := pgtest.Launch()
+			if err != nil {
+				fail(fmt.Errorf("starting PostgreSQL: %w", err))
+			}
+			defer srv.Stop()
+			url = srv.URL
+			fmt.Fprintf(os.Stderr, "bench: PostgreSQL started with %s\n", strings.Join(srv.Settings, ", "))
+		}
+		var results []Result
+		for _, shape := range strings.Split(shapeSet, ",") {
+			for _, mode := range strings.Split(*modes, ",") {
+				rs, err := runPGShape(addr, shape, mode, *reps, url, !*noPGL)
+				if err != nil {
+					fail(fmt.Errorf("%s/%s: %w", shape, mode, err))
+				}
+				results = append(results, rs...)
+				printTable(os.Stderr, rs)
+			}
+		}
+		writeResults(results, pgSummary(results)+"\n"+markdown(results), *md, *out)
+		return
+	}
 	var results []Result
 	for _, shape := range strings.Split(*shapes, ",") {
 		for _, mode := range strings.Split(*modes, ",") {
@@ -166,18 +202,29 @@ func main() {
 			printTable(os.Stderr, rs)
 		}
 	}
-	table := summary(results) + "\n" + markdown(results)
+	writeResults(results, summary(results)+"\n"+markdown(results), *md, *out)
+}
+
+// flagSet reports whether the named flag was given.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// writeResults prints the tables and writes them and the JSON results.
+func writeResults(results []Result, table, md, out string) {
 	fmt.Print(table)
-	if *md != "" {
-		_ = os.MkdirAll(filepath.Dir(*md), 0o755)
-		if err := os.WriteFile(*md, []byte(table), 0o644); err != nil {
+	if md != "" {
+		_ = os.MkdirAll(filepath.Dir(md), 0o755)
+		if err := os.WriteFile(md, []byte(table), 0o644); err != nil {
 			fail(err)
 		}
 	}
-	if *out != "" {
-		_ = os.MkdirAll(filepath.Dir(*out), 0o755)
+	if out != "" {
+		_ = os.MkdirAll(filepath.Dir(out), 0o755)
 		b, _ := json.MarshalIndent(results, "", "  ")
-		if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
 			fail(err)
 		}
 	}
@@ -371,18 +418,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 		mssqlLeg("go-mssqldb-typed", mssqlConnector, query, true),
 	}, legs...)
 
-	type obs struct {
-		ms     []float64
-		cpu    []float64
-		rows   int64
-		sum    string
-		allocs []float64
-		heap   []float64
-		cols   int
-		fwd    []float64 // ms of the reps run in forward order
-		rev    []float64 // and in reverse order
-	}
-	res := make([]obs, len(legs))
+	res := make([]legObs, len(legs))
 	for r := 0; r < reps; r++ {
 		order := make([]int, len(legs))
 		for i := range order {
@@ -445,37 +481,60 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 	var out []Result
 	for i, l := range legs {
 		o := res[i]
-		r := Result{Shape: shape, Mode: mode, Leg: l.name, Rows: rowsN, WireBytes: int64(len(rawReply)), Reps: len(o.ms),
-			MedianMs: median(o.ms), MinMs: slices.Min(o.ms), MaxMs: slices.Max(o.ms), Checksum: o.sum, AllMs: o.ms,
-			CPUMs: median(o.cpu)}
-		r.RowsPerS = float64(rowsN) / (r.MedianMs / 1000)
-		r.OrderBias = median(o.rev) / median(o.fwd)
-		// Legs of a few milliseconds swing 10-15% with 4 reps a side; a
-		// note is worth reading past 20%.
-		if math.Abs(r.OrderBias-1) > 0.2 {
-			fmt.Fprintf(os.Stderr, "bench: note: %s/%s %s: its reps in reverse order took %.2f× those in forward order (what runs before a leg moves it)\n",
-				shape, mode, l.name, r.OrderBias)
-		}
-		r.Columns = res[0].cols
-		r.NsPerRow = r.MedianMs * 1e6 / float64(rowsN)
-		if r.Columns > 0 {
-			r.NsPerCell = r.NsPerRow / float64(r.Columns)
-		}
-		r.MBPerS = float64(len(rawReply)) / 1e6 / (r.MedianMs / 1000)
-		if len(o.allocs) > 0 {
-			a, h := median(o.allocs), median(o.heap)
-			r.AllocsPerRow, r.BytesPerRow = &a, &h
-		}
-		if i > 0 {
-			pr := make([]float64, len(o.ms))
-			for k := range o.ms {
-				pr[k] = o.ms[k] / res[0].ms[k]
-			}
-			r.RatioToTDSX = &Ratio{OfMedians: r.MedianMs / median(res[0].ms), PairMed: median(pr), PairMin: slices.Min(pr), PairMax: slices.Max(pr)}
-		}
+		r := legResult(shape, mode, l.name, &o, &res[0], i > 0, rowsN, int64(len(rawReply)))
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// legObs is what the reps of one leg measured.
+type legObs struct {
+	ms     []float64
+	cpu    []float64
+	rows   int64
+	sum    string
+	allocs []float64
+	heap   []float64
+	cols   int
+	fwd    []float64 // ms of the reps run in forward order
+	rev    []float64 // and in reverse order
+}
+
+// legResult summarises a leg's reps; first is the tdsextract leg, against
+// which a later leg (compare) gets its per-pair time and CPU ratios.
+func legResult(shape, mode, name string, o, first *legObs, compare bool, rowsN, wire int64) Result {
+	r := Result{Shape: shape, Mode: mode, Leg: name, Rows: rowsN, WireBytes: wire, Reps: len(o.ms),
+		MedianMs: median(o.ms), MinMs: slices.Min(o.ms), MaxMs: slices.Max(o.ms), Checksum: o.sum, AllMs: o.ms,
+		CPUMs: median(o.cpu)}
+	r.RowsPerS = float64(rowsN) / (r.MedianMs / 1000)
+	r.OrderBias = median(o.rev) / median(o.fwd)
+	// Legs of a few milliseconds swing 10-15% with 4 reps a side; a
+	// note is worth reading past 20%.
+	if math.Abs(r.OrderBias-1) > 0.2 {
+		fmt.Fprintf(os.Stderr, "bench: note: %s/%s %s: its reps in reverse order took %.2f× those in forward order (what runs before a leg moves it)\n",
+			shape, mode, name, r.OrderBias)
+	}
+	r.Columns = first.cols
+	r.NsPerRow = r.MedianMs * 1e6 / float64(rowsN)
+	if r.Columns > 0 {
+		r.NsPerCell = r.NsPerRow / float64(r.Columns)
+	}
+	r.MBPerS = float64(wire) / 1e6 / (r.MedianMs / 1000)
+	if len(o.allocs) > 0 {
+		a, h := median(o.allocs), median(o.heap)
+		r.AllocsPerRow, r.BytesPerRow = &a, &h
+	}
+	if compare {
+		pr := make([]float64, len(o.ms))
+		cr := make([]float64, len(o.cpu))
+		for k := range o.ms {
+			pr[k] = o.ms[k] / first.ms[k]
+			cr[k] = o.cpu[k] / first.cpu[k]
+		}
+		r.RatioToTDSX = &Ratio{OfMedians: r.MedianMs / median(first.ms), PairMed: median(pr), PairMin: slices.Min(pr), PairMax: slices.Max(pr)}
+		r.CPURatioToTDSX = &Ratio{OfMedians: r.CPUMs / median(first.cpu), PairMed: median(cr), PairMin: slices.Min(cr), PairMax: slices.Max(cr)}
+	}
+	return r
 }
 
 // mssqlLeg is go-mssqldb's fetch of query through database/sql, scanning
@@ -736,23 +795,32 @@ func markdown(rs []Result) string {
 	return b.String()
 }
 
-// summary is one line per shape and mode: tdsextract's throughput and
-// allocations, and how long each other leg takes relative to it.
-func summary(rs []Result) string {
-	var b strings.Builder
-	b.WriteString("| shape | mode | tdsextract rows/s | allocs/row | go-mssqldb time (× tdsextract's) | go-mssqldb allocs/row | go-mssqldb typed (×) | freebcp time (×) | tdsextract / raw-server throughput | ms: walk / discard / tdsextract | checksum |\n")
-	b.WriteString("|---|---|---:|---:|---|---:|---|---|---:|---|---|\n")
-	type key struct{ shape, mode string }
-	var order []key
-	by := map[key]map[string]Result{}
+// shapeMode identifies the results of one shape in one mode.
+type shapeMode struct{ shape, mode string }
+
+// byShape groups results by shape and mode (in first-seen order), each
+// group by leg name.
+func byShape(rs []Result) ([]shapeMode, map[shapeMode]map[string]Result) {
+	var order []shapeMode
+	by := map[shapeMode]map[string]Result{}
 	for _, r := range rs {
-		k := key{r.Shape, r.Mode}
+		k := shapeMode{r.Shape, r.Mode}
 		if by[k] == nil {
 			by[k] = map[string]Result{}
 			order = append(order, k)
 		}
 		by[k][r.Leg] = r
 	}
+	return order, by
+}
+
+// summary is one line per shape and mode: tdsextract's throughput and
+// allocations, and how long each other leg takes relative to it.
+func summary(rs []Result) string {
+	var b strings.Builder
+	b.WriteString("| shape | mode | tdsextract rows/s | allocs/row | go-mssqldb time (× tdsextract's) | go-mssqldb allocs/row | go-mssqldb typed (×) | freebcp time (×) | tdsextract / raw-server throughput | ms: walk / discard / tdsextract | checksum |\n")
+	b.WriteString("|---|---|---:|---:|---|---:|---|---|---:|---|---|\n")
+	order, by := byShape(rs)
 	ratio := func(r Result, ok bool) string {
 		if !ok || r.RatioToTDSX == nil {
 			return "-"

@@ -76,6 +76,7 @@ type SinkSummary struct {
 	Rows       int64         `json:"rows"`
 	Bytes      int64         `json:"bytes"`
 	Files      []string      `json:"files,omitempty"`
+	Rejected   int64         `json:"rejected,omitempty"` // rows set aside (in a reject file among Files)
 	Duration   time.Duration `json:"duration_ns"`
 	RowsPerSec float64       `json:"rows_per_s"`
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
@@ -48,6 +49,9 @@ func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit) (ExtractSummar
 	x := &unit{r: r, u: u, ex: u.Extract, plan: plan, start: time.Now()}
 	x.sum.Name, x.sum.Timeout = x.ex.Name, x.ex.Timeout.String()
 	x.info = sinks.ExtractInfo{Name: x.ex.Name, Schema: x.ex.Schema, Table: x.ex.Table, EstimatedRows: -1}
+	if plan.SummaryFile != "" {
+		x.info.RunDir = filepath.Dir(plan.SummaryFile)
+	}
 	err := x.run(ctx)
 	if x.conn != nil {
 		x.sum.WireBytes = x.conn.WireBytes()
@@ -154,7 +158,12 @@ func (x *unit) openSinks(ctx context.Context) error {
 		}
 		x.sinks = append(x.sinks, s)
 		if err := s.Open(ctx, x.info); err != nil {
-			return failed(KindExtract, fmt.Errorf("sink %s: open: %w", sp.Type, err))
+			kind := KindExtract
+			var ce *sinks.ConnectError
+			if errors.As(err, &ce) {
+				kind = KindConnect // the destination is unreachable or refused the login
+			}
+			return failed(kind, fmt.Errorf("sink %s: open: %w", sp.Type, err))
 		}
 	}
 	if x.r.Progress != nil {
@@ -209,7 +218,7 @@ func (x *unit) publish(ctx context.Context) error {
 		}
 		x.done = i + 1
 		d := streamed + time.Since(t0)
-		x.sum.Sinks = append(x.sum.Sinks, SinkSummary{Type: x.ex.Sinks[i].Type, Rows: st.Rows, Bytes: st.Bytes, Files: st.Files,
+		x.sum.Sinks = append(x.sum.Sinks, SinkSummary{Type: x.ex.Sinks[i].Type, Rows: st.Rows, Bytes: st.Bytes, Files: st.Files, Rejected: st.Rejected,
 			Duration: d, RowsPerSec: rate(st.Rows, d)})
 	}
 	return nil

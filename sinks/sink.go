@@ -41,6 +41,10 @@ type ExtractInfo struct {
 	Schema, Table string
 	// EstimatedRows is the source's row count when known, else -1.
 	EstimatedRows int64
+	// RunDir is the directory of the run summary (the job's summary_file),
+	// where sinks put side files such as rejected rows; empty when the job
+	// writes no summary file (then the working directory).
+	RunDir string
 }
 
 // Stats is what a sink reports when it publishes.
@@ -48,7 +52,22 @@ type Stats struct {
 	Rows  int64
 	Bytes int64    // bytes written to the destination (compressed size for files)
 	Files []string // final paths or object names published, if any
+	// Rejected counts rows the sink refused and set aside (a reject file
+	// among Files) instead of failing.
+	Rejected int64
 }
+
+// ConnectError is returned by a sink whose destination cannot be reached or
+// refuses the login (a database server, an object store): the job layer
+// reports it as a connection failure (the CLI's exit code 3), not as a
+// failed export. Err never holds a secret.
+type ConnectError struct {
+	Sink string
+	Err  error
+}
+
+func (e *ConnectError) Error() string { return e.Err.Error() }
+func (e *ConnectError) Unwrap() error { return e.Err }
 
 // ColumnMapping is how a sink maps one source column, for `inspect`.
 type ColumnMapping struct {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -226,7 +227,11 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 	tw.Flush()
 	for _, e := range sum.Extracts {
 		for _, s := range e.Sinks {
-			fmt.Fprintf(w, "  %s -> %s: %d rows, %.1f MB, %s\n", e.Name, s.Type, s.Rows, float64(s.Bytes)/1e6, strings.Join(s.Files, ", "))
+			rej := ""
+			if s.Rejected > 0 {
+				rej = fmt.Sprintf(" (%d rows rejected)", s.Rejected)
+			}
+			fmt.Fprintf(w, "  %s -> %s: %d rows%s, %.1f MB, %s\n", e.Name, s.Type, s.Rows, rej, float64(s.Bytes)/1e6, strings.Join(s.Files, ", "))
 		}
 		if e.Error != "" {
 			fmt.Fprintf(w, "  %s: FAILED: %s\n", e.Name, e.Error)
@@ -243,6 +248,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 	var (
 		source, passwordEnv, query, name, out, timeout, where, verify string
 		tables, to, columns, sets                                     []string
+		target                                                        string
 		parallel                                                      int
 		summaryJSON                                                   string
 	)
@@ -252,7 +258,9 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 		Example: `  tdsextract export --source 'sqlserver://sa@127.0.0.1:1433?database=sample' \
       --password-env MSSQL_PASSWORD --table dbo.orders --to parquet --out ./out --timeout 30m
   tdsextract export --source ... --table sales.orders --to csv,parquet \
-      --set csv.dialect=postgres --set csv.header=false --set parquet.compression=snappy`,
+      --set csv.dialect=postgres --set csv.header=false --set parquet.compression=snappy
+  tdsextract export --source 'sqlserver://sa@127.0.0.1:1433?database=sample' \
+      --password-env MSSQL_PASSWORD --table dbo.orders --to postgres --target 'postgres://app@127.0.0.1:5432/dw'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := viper.New()
@@ -281,13 +289,29 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 				Parallel:    parallel,
 				SummaryFile: summaryJSON,
 			}
+			// A sink that loads a server (postgres) takes --target as its
+			// connection instead of --out.
+			server := map[string]bool{}
+			for _, t := range to {
+				f, _ := g.registry.Lookup(t)
+				if _, ok := f.Options.Lookup("connection"); !ok {
+					continue
+				}
+				server[t] = true
+				if !slices.ContainsFunc(sets, func(s string) bool { return strings.HasPrefix(s, t+".connection=") }) {
+					if target == "" {
+						return &usageError{fmt.Errorf("--to %s needs --target (e.g. 'postgres://user@host:5432/db')", t)}
+					}
+					sets = append(sets, t+".connection="+target)
+				}
+			}
 			opts, err := sinkSets(g.registry, to, sets)
 			if err != nil {
 				return err
 			}
 			for _, t := range to {
 				o := opts[t]
-				if _, given := o["path"]; !given {
+				if _, given := o["path"]; !given && !server[t] {
 					o["path"] = out + string(os.PathSeparator)
 				}
 				job.Sinks = append(job.Sinks, engine.SinkConfig{Type: t, Options: o})
@@ -311,6 +335,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&name, "name", "", "extract name for --query (file names derive from it)")
 	f.StringSliceVar(&to, "to", []string{"csv"}, "sink types: "+strings.Join(g.registry.Names(), ", "))
 	f.StringVar(&out, "out", "out", "output directory (the sinks' path option)")
+	f.StringVar(&target, "target", "", "the server of a sink that loads one (postgres): a postgres:// URL or host=... dbname=... string; each table goes to the table of the same name (lower case) in the target's default schema, created when missing")
 	f.StringArrayVar(&sets, "set", nil, "a sink option, sink.option=value (repeatable), e.g. --set csv.header=false --set parquet.compression=snappy; see tdsextract sinks NAME")
 	f.StringVar(&timeout, "timeout", "", `request deadline: a network-wait budget per query such as 30m, or "none" (default none)`)
 	f.StringVar(&verify, "verify", "none", "none or count (check row counts against COUNT_BIG(*))")

@@ -17,11 +17,12 @@ import (
 	"github.com/tdsextract/tdsextract/sinks"
 	"github.com/tdsextract/tdsextract/sinks/csv"
 	"github.com/tdsextract/tdsextract/sinks/parquet"
+	"github.com/tdsextract/tdsextract/sinks/postgres"
 )
 
 // builtinSinks is the registry of the sinks built into the binary.
 func builtinSinks() *sinks.Registry {
-	r, err := sinks.NewRegistry(csv.Factory(), parquet.Factory())
+	r, err := sinks.NewRegistry(csv.Factory(), parquet.Factory(), postgres.Factory())
 	if err != nil {
 		panic(err) // two built-in sinks with one name: a programming error
 	}
@@ -34,7 +35,7 @@ const (
 	exitOK       = 0
 	exitInternal = 1 // a bug or an unclassified failure
 	exitConfig   = 2 // bad flags or job configuration
-	exitConnect  = 3 // the source cannot be reached or refused the login
+	exitConnect  = 3 // the source or a sink's server cannot be reached or refused the login
 	exitExtract  = 4 // extraction or writing failed
 )
 

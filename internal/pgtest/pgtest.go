@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -33,14 +34,91 @@ func Start(t testing.TB) (connString string) {
 	if u := os.Getenv("PGTEST_URL"); u != "" {
 		return u
 	}
-	bin, err := findBin()
+	skipUnlessInstalled(t)
+	srv, err := Launch()
 	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			t.Logf("pgtest: %v", err)
+		}
+	})
+	return srv.URL
+}
+
+// Shared starts one server for a whole test binary, the first time a test
+// asks for it (PostgreSQL takes a second or two to start); TestMain calls
+// StopShared after the tests. It skips or fails like Start.
+func Shared(t testing.TB) (connString string) {
+	t.Helper()
+	if u := os.Getenv("PGTEST_URL"); u != "" {
+		return u
+	}
+	skipUnlessInstalled(t)
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if shared == nil {
+		srv, err := Launch()
+		if err != nil {
+			t.Fatalf("pgtest: %v", err)
+		}
+		shared = srv
+	}
+	return shared.URL
+}
+
+// StopShared stops the server Shared started, if any.
+func StopShared() {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if shared != nil {
+		_ = shared.Stop()
+		shared = nil
+	}
+}
+
+var (
+	sharedMu sync.Mutex
+	shared   *Server
+)
+
+// skipUnlessInstalled skips the test when PostgreSQL is not installed, or
+// fails it in CI, where it must be.
+func skipUnlessInstalled(t testing.TB) {
+	t.Helper()
+	if _, err := findBin(); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("pgtest: %v (CI is set, so this fails instead of skipping)", err)
 		}
 		t.Skipf("pgtest: skipping: %v", err)
 	}
+}
 
+// Server is a throwaway PostgreSQL started by Launch.
+type Server struct {
+	// URL connects to its "postgres" database as the "postgres" superuser.
+	URL string
+	// Settings are the non-default server settings it runs with (for
+	// benchmark notes).
+	Settings []string
+	stop     func() error
+}
+
+// Stop stops the server at once and removes its directory.
+func (s *Server) Stop() error { return s.stop() }
+
+// serverSettings are the settings every throwaway server runs with: the
+// data is thrown away, so durability is switched off.
+var serverSettings = []string{"fsync=off", "synchronous_commit=off", "full_page_writes=off", "timezone=UTC"}
+
+// Launch starts a server as Start does, for programs that are not tests
+// (the benchmark harness). The caller stops it.
+func Launch() (*Server, error) {
+	bin, err := findBin()
+	if err != nil {
+		return nil, err
+	}
 	var runAs string
 	if os.Geteuid() == 0 {
 		runAs = os.Getenv("PGTEST_USER")
@@ -48,10 +126,10 @@ func Start(t testing.TB) (connString string) {
 			runAs = "postgres"
 		}
 		if _, err := user.Lookup(runAs); err != nil {
-			t.Fatalf("pgtest: running as root and system user %q does not exist (create it, e.g. `useradd -r postgres`, or set PGTEST_USER): %v", runAs, err)
+			return nil, fmt.Errorf("running as root and system user %q does not exist (create it, e.g. `useradd -r postgres`, or set PGTEST_USER): %v", runAs, err)
 		}
 		if _, err := exec.LookPath("runuser"); err != nil {
-			t.Fatalf("pgtest: running as root needs runuser to start PostgreSQL as %q: %v", runAs, err)
+			return nil, fmt.Errorf("running as root needs runuser to start PostgreSQL as %q: %v", runAs, err)
 		}
 	}
 
@@ -59,10 +137,10 @@ func Start(t testing.TB) (connString string) {
 	// postgres may run as another one.
 	dir, err := os.MkdirTemp("", "pgtest-")
 	if err != nil {
-		t.Fatalf("pgtest: %v", err)
+		return nil, err
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatalf("pgtest: %v", err)
+		return nil, err
 	}
 	data := filepath.Join(dir, "data")
 	logf := filepath.Join(dir, "postgres.log")
@@ -71,7 +149,7 @@ func Start(t testing.TB) (connString string) {
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatalf("pgtest: chown %s: %v", dir, err)
+			return nil, fmt.Errorf("chown %s: %v", dir, err)
 		}
 	}
 	run := func(name string, args ...string) ([]byte, error) {
@@ -90,7 +168,7 @@ func Start(t testing.TB) (connString string) {
 
 	if out, err := run("initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"); err != nil {
 		cleanupDir()
-		t.Fatalf("pgtest: initdb: %v\n%s", err, out)
+		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
 
 	var port int
@@ -99,9 +177,12 @@ func Start(t testing.TB) (connString string) {
 		port, err = freePort()
 		if err != nil {
 			cleanupDir()
-			t.Fatalf("pgtest: %v", err)
+			return nil, err
 		}
-		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c timezone=UTC", port, dir)
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1", port, dir)
+		for _, s := range serverSettings {
+			opts += " -c " + s
+		}
 		out, err := run("pg_ctl", "-D", data, "-o", opts, "-l", logf, "-w", "-t", "60", "start")
 		if err == nil {
 			startErr = nil
@@ -115,15 +196,20 @@ func Start(t testing.TB) (connString string) {
 	}
 	if startErr != nil {
 		cleanupDir()
-		t.Fatalf("pgtest: %v", startErr)
+		return nil, startErr
 	}
-	t.Cleanup(func() {
+	stop := func() error {
+		defer cleanupDir()
 		if out, err := run("pg_ctl", "-D", data, "-m", "immediate", "-w", "-t", "60", "stop"); err != nil {
-			t.Logf("pgtest: pg_ctl stop: %v\n%s", err, out)
+			return fmt.Errorf("pg_ctl stop: %v\n%s", err, out)
 		}
-		cleanupDir()
-	})
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=10", port)
+		return nil
+	}
+	return &Server{
+		URL:      fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=10", port),
+		Settings: append([]string(nil), serverSettings...),
+		stop:     stop,
+	}, nil
 }
 
 // findBin returns the directory holding initdb, pg_ctl and postgres: from
