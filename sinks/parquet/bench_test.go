@@ -36,9 +36,8 @@ import (
 var benchShapes = []struct {
 	name  string
 	block int64 // rows per iteration
-	nanos bool  // wide601 spans 0001..9999 in datetime2(7): MICROS
 }{
-	{"poc48", 16384, true}, {"wide601", 256, false}, {"lob", 256, true}, {"lineitem", 16384, true},
+	{"poc48", 16384}, {"wide601", 256}, {"lob", 256}, {"lineitem", 16384},
 }
 
 func benchDB() *sampledb.DB {
@@ -52,9 +51,8 @@ func BenchmarkParquetSink(b *testing.B) {
 			b.Run(sh.name+"/"+comp, func(b *testing.B) {
 				tb, _ := db.Table("dbo", sh.name)
 				buf := tb.AppendRows(nil, 0, sh.block, false)
-				nanos := sh.nanos
 				// 32 MiB row groups so that several cycle within a short run
-				s, err := New(Config{Path: b.TempDir(), Compression: comp, TimestampNanos: &nanos, RowGroupBytes: 32 << 20})
+				s, err := New(Config{Path: b.TempDir(), Compression: comp, RowGroupBytes: 32 << 20})
 				if err != nil {
 					b.Fatal(err)
 				}

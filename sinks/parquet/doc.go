@@ -30,20 +30,25 @@
 // two's complement FIXED_LEN_BYTE_ARRAY of the minimal length for p;
 // money DECIMAL(19,4) FIXED_LEN_BYTE_ARRAY(9); smallmoney DECIMAL(10,4)
 // INT64; date DATE; time(7) TIME NANOS, time(0..6) TIME MICROS (not
-// UTC-adjusted); datetime2(7) TIMESTAMP NANOS, datetime2(0..6) MICROS,
-// datetime and smalldatetime MILLIS rounded as SQL Server shows them (all
-// not UTC-adjusted); datetimeoffset TIMESTAMP UTC-adjusted (NANOS for
-// scale 7) plus, by default, an INT16 column "<name>__offset_minutes"
-// right after it with the original offset; uniqueidentifier UUID (RFC
-// byte order); char/varchar/text/nchar/nvarchar/ntext/xml STRING; json
+// UTC-adjusted); datetime2 TIMESTAMP MICROS, datetime and smalldatetime
+// MILLIS rounded as SQL Server shows them (all not UTC-adjusted);
+// datetimeoffset TIMESTAMP MICROS UTC-adjusted plus, by default, an INT16
+// column "<name>__offset_minutes" right after it with the original
+// offset; uniqueidentifier UUID (RFC byte order);
+// char/varchar/text/nchar/nvarchar/ntext/xml STRING; json
 // JSON; binary(n) and rowversion FIXED_LEN_BYTE_ARRAY(n); varbinary, image
 // and UDTs BYTE_ARRAY; vector LIST<FLOAT>; sql_variant STRING holding the
 // text of its base value. Columns keep the source's names and order;
 // nullable source columns are OPTIONAL, the others REQUIRED.
 //
-// TIMESTAMP NANOS covers 1677-09-21 .. 2262-04-11 only: a datetime2(7) or
-// datetimeoffset(7) value outside fails the run with an error naming the
-// column; set timestamp_nanos: false to store MICROS instead.
+// Timestamps are MICROS by default (timestamp_unit: micros): every SQL
+// Server date fits, and it is what Spark, BigQuery, DuckDB, pyarrow and
+// Polars read. The 100 ns digit of a scale-7 datetime2 or datetimeoffset
+// is truncated, never rounded (rounding would carry 9999-12-31
+// 23:59:59.9999999 into year 10000), and the mapping reports it lossy.
+// timestamp_unit: nanos keeps the digit but TIMESTAMP NANOS covers only
+// 1677-09-21 .. 2262-04-11: a value outside fails the run with an error
+// naming the column and the row.
 //
 // Files are written under a temporary name next to the final one, fsynced
 // and renamed in Publish; Abort removes them. max_rows / max_bytes split

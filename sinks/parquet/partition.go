@@ -64,13 +64,13 @@ type partition struct {
 
 // partitionIndex returns the position in partition_by naming column name
 // (exactly, or else case-insensitively), or -1.
-func (s *Sink) partitionIndex(name string) int {
-	for i, p := range s.cfg.PartitionBy {
+func (c *Config) partitionIndex(name string) int {
+	for i, p := range c.PartitionBy {
 		if p == name {
 			return i
 		}
 	}
-	for i, p := range s.cfg.PartitionBy {
+	for i, p := range c.PartitionBy {
 		if strings.EqualFold(p, name) {
 			return i
 		}

@@ -95,6 +95,10 @@ var decimalBytes = func() [39]int {
 	return t
 }()
 
+// truncatedWhy is the mapping's note for a scale-7 datetime2 or
+// datetimeoffset column written as MICROS.
+const truncatedWhy = "scale 7 written as TIMESTAMP MICROS: the 100 ns digit is truncated (timestamp_unit: nanos keeps it, for values within 1677-09-21 .. 2262-04-11)"
+
 // colPlan is the mapping of one source column, decided once per result set.
 type colPlan struct {
 	kind     kind
@@ -108,10 +112,10 @@ type colPlan struct {
 	lossy    string
 }
 
-func (s *Sink) plan(c *decode.Column) colPlan {
+func (cfg *Config) plan(c *decode.Column) colPlan {
 	ti := &c.Type
 	p := colPlan{optional: c.Nullable() || c.Flags&decode.ColFlagNullableUnknown != 0}
-	nanos := *s.cfg.TimestampNanos
+	nanos := cfg.TimestampUnit == "nanos"
 	set := func(k kind, n pq.Node, target string) {
 		p.kind, p.node, p.target = k, n, target
 	}
@@ -176,13 +180,12 @@ func (s *Sink) plan(c *decode.Column) colPlan {
 	case decode.TypeDateN:
 		set(kDate, pq.Date(), "DATE")
 	case decode.TypeTimeN:
-		if ti.Scale >= 7 && nanos {
+		// TIME NANOS holds every time(7) value (at most 86,400 s), so
+		// time keeps its 100 ns digit whatever timestamp_unit says.
+		if ti.Scale >= 7 {
 			set(kTimeNanos, pq.TimeAdjusted(pq.Nanosecond, false), "TIME(NANOS, not UTC-adjusted)")
 		} else {
 			set(kTimeMicros, pq.TimeAdjusted(pq.Microsecond, false), "TIME(MICROS, not UTC-adjusted)")
-			if ti.Scale >= 7 {
-				p.lossy = "time(7) stored as MICROS (timestamp_nanos: false): the 100 ns digit is rounded away"
-			}
 		}
 	case decode.TypeDateTime, decode.TypeDateTim4, decode.TypeDateTimeN:
 		set(kTSMillis, pq.TimestampAdjusted(pq.Millisecond, false), "TIMESTAMP(MILLIS, not UTC-adjusted)")
@@ -192,7 +195,7 @@ func (s *Sink) plan(c *decode.Column) colPlan {
 		} else {
 			set(kTSMicros, pq.TimestampAdjusted(pq.Microsecond, false), "TIMESTAMP(MICROS, not UTC-adjusted)")
 			if ti.Scale >= 7 {
-				p.lossy = "datetime2(7) stored as MICROS (timestamp_nanos: false): the 100 ns digit is rounded away"
+				p.lossy = truncatedWhy
 			}
 		}
 	case decode.TypeDateTimeOffset:
@@ -201,10 +204,10 @@ func (s *Sink) plan(c *decode.Column) colPlan {
 		} else {
 			set(kDTOMicros, pq.TimestampAdjusted(pq.Microsecond, true), "TIMESTAMP(MICROS, UTC-adjusted)")
 			if ti.Scale >= 7 {
-				p.lossy = "datetimeoffset(7) stored as MICROS (timestamp_nanos: false): the 100 ns digit is rounded away"
+				p.lossy = truncatedWhy
 			}
 		}
-		if *s.cfg.OffsetColumn {
+		if *cfg.OffsetColumn {
 			p.offset = true
 			p.target += " + " + c.Name + "__offset_minutes INT16"
 		} else if p.lossy == "" {
@@ -234,7 +237,7 @@ func (s *Sink) plan(c *decode.Column) colPlan {
 		set(kVector, pq.List(pq.Leaf(pq.FloatType)), "LIST<FLOAT>")
 	case decode.TypeVariant:
 		set(kVariant, pq.String(), "BYTE_ARRAY STRING (text of the base value)")
-		if *s.cfg.VariantTypeColumn {
+		if *cfg.VariantTypeColumn {
 			p.vtype = true
 			p.target += " + " + c.Name + "__type STRING (base type)"
 		} else {
@@ -247,18 +250,22 @@ func (s *Sink) plan(c *decode.Column) colPlan {
 }
 
 // Mapping describes each column's Parquet type (the pre-flight report).
-func (s *Sink) Mapping(cols []decode.Column) []sinks.ColumnMapping {
+func (s *Sink) Mapping(cols []decode.Column) []sinks.ColumnMapping { return s.cfg.mapping(cols) }
+
+// mapping is the pre-flight report of a sink with config cfg (defaults
+// applied).
+func (cfg *Config) mapping(cols []decode.Column) []sinks.ColumnMapping {
 	out := make([]sinks.ColumnMapping, len(cols))
 	for i := range cols {
-		p := s.plan(&cols[i])
+		p := cfg.plan(&cols[i])
 		out[i] = sinks.ColumnMapping{Target: p.target, Lossy: p.lossy != "", Why: p.lossy}
 		if p.kind == kTSNanos || p.kind == kDTONanos {
-			out[i].Why = "TIMESTAMP NANOS covers 1677-09-21 .. 2262-04-11 only: a value outside fails the run (set timestamp_nanos: false for MICROS)"
+			out[i].Why = "TIMESTAMP NANOS covers 1677-09-21 .. 2262-04-11 only: a value outside fails the run (timestamp_unit: micros covers every date)"
 		}
-		if s.partitionIndex(cols[i].Name) >= 0 {
+		if cfg.partitionIndex(cols[i].Name) >= 0 {
 			if err := partitionable(&cols[i], &p); err != nil {
 				out[i].Lossy, out[i].Why = true, err.Error()
-			} else if s.cfg.PartitionColumnsInFile {
+			} else if cfg.PartitionColumnsInFile {
 				out[i].Target += " + hive partition directory " + cols[i].Name + "=<value>"
 			} else {
 				out[i].Target = "hive partition directory " + cols[i].Name + "=<value> (not stored in the files)"

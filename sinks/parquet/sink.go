@@ -22,9 +22,29 @@ import (
 
 // Factory is the parquet sink's factory, for a sinks.Registry.
 func Factory() sinks.Factory {
-	return sinkbase.Factory("parquet",
-		"Parquet files (lossless types, zstd, row groups compressed in parallel, split into numbered files)",
-		ParseConfig, New)
+	return sinks.Factory{
+		Name:        "parquet",
+		Description: "Parquet files (lossless types, zstd, row groups compressed in parallel, split into numbered files)",
+		Options:     Options(),
+		New: func(opts map[string]any) (sinks.Sink, error) {
+			c, err := ParseConfig(opts)
+			if err != nil {
+				return nil, err
+			}
+			return New(c)
+		},
+		Validate: func(opts map[string]any) error {
+			_, err := ParseConfig(opts)
+			return err
+		},
+		Mapping: func(opts map[string]any, cols []decode.Column) ([]sinks.ColumnMapping, error) {
+			c, err := ParseConfig(opts)
+			if err != nil {
+				return nil, err
+			}
+			return c.mapping(cols), nil
+		},
+	}
 }
 
 var (
@@ -178,7 +198,7 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 			return s.err
 		}
 		for i := range cols {
-			p := s.plan(&cols[i])
+			p := s.cfg.plan(&cols[i])
 			if cols[i].Name != s.cols[i].Name || p.kind != s.plans[i].kind || p.target != s.plans[i].target {
 				s.fail(fmt.Errorf("parquet: extract %q returned a second result set with different columns (column %d %q); give each query its own extract", s.info.Name, i+1, cols[i].Name))
 				return s.err
@@ -197,7 +217,7 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 			return s.err
 		}
 		seen[cols[i].Name] = true
-		p := s.plan(&cols[i])
+		p := s.cfg.plan(&cols[i])
 		p.leaf = leaf
 		leaf++
 		if p.offset || p.vtype {
@@ -419,12 +439,8 @@ func (s *Sink) Time(col int, ticks int64) {
 	switch s.fill.cols[col].kind {
 	case kTimeNanos:
 		s.fixed(col, uint64(ticks*100))
-	case kTimeMicros:
-		us := floorDiv(ticks+5, 10)
-		if us >= decode.TicksPerDay/10 {
-			us = decode.TicksPerDay/10 - 1
-		}
-		s.fixed(col, uint64(us))
+	case kTimeMicros: // scale 0..6: whole microseconds already
+		s.fixed(col, uint64(ticks/10))
 	case kVariant:
 		s.variantText(col, decode.AppendTimeText(s.variantBuf(col), ticks, s.vscale))
 	default:
@@ -446,19 +462,25 @@ func ticks100(v decode.DateTime) int64 {
 	return int64(v.Days-epochDays)*decode.TicksPerDay + v.Ticks
 }
 
+// timestamp stores v in the column's unit. MICROS truncates the 100 ns
+// digit (floor: toward the earlier instant, also before 1970), so a value
+// never moves into the next second, day or year; MILLIS rounds datetime's
+// 1/300 s ticks as SQL Server shows them (.003, .007), which never reaches
+// the next second (the largest is .997). NANOS fails a value outside
+// 1677-09-21 .. 2262-04-11, naming column and row.
 func (s *Sink) timestamp(col int, c *colBuf, v decode.DateTime, nanos, micros bool) bool {
 	t := ticks100(v)
 	switch {
 	case nanos:
 		if t > math.MaxInt64/100 || t < math.MinInt64/100 {
-			y, m, d := decode.CivilFromDate(v.Days)
-			s.fail(fmt.Errorf("parquet: column %q: %04d-%02d-%02d is outside TIMESTAMP NANOS (1677-09-21 .. 2262-04-11); set timestamp_nanos: false to store MICROS", c.name, y, m, d))
+			s.fail(fmt.Errorf("parquet: column %q, row %d: %s is outside TIMESTAMP NANOS (1677-09-21 .. 2262-04-11); timestamp_unit: micros (the default) stores every date",
+				c.name, s.rows+1, decode.AppendDateTimeText(nil, v, 7)))
 			return false
 		}
 		s.fixed(col, uint64(t*100))
 	case micros:
-		s.fixed(col, uint64(floorDiv(t+5, 10)))
-	default: // millis, rounded as SQL Server shows datetime (.003, .007)
+		s.fixed(col, uint64(floorDiv(t, 10)))
+	default: // millis
 		s.fixed(col, uint64(floorDiv(t+5000, 10000)))
 	}
 	return true
