@@ -25,8 +25,8 @@ type Config struct {
 	PageBytes int `mapstructure:"page_bytes"`
 	// Compression is "zstd" (default), "snappy", "gzip" or "none".
 	Compression string `mapstructure:"compression"`
-	// CompressionLevel is the zstd level 1..4 (fastest..best) or the gzip
-	// level 1..9; 0 = the codec's default.
+	// CompressionLevel is the zstd level 1..4 (fastest..best; 0 = 1, see
+	// zstdCodec) or the gzip level 1..9 (0 = the library default).
 	CompressionLevel int `mapstructure:"compression_level"`
 	// Dictionary is "auto" (default: string and binary columns whose first
 	// row group has few distinct values relative to its rows), "all" (every
@@ -111,8 +111,8 @@ var options = sinks.Spec{
 		Doc: `Output: a directory (existing, or ending in "/") that gets "<extract>.parquet", or a file template where {extract}, {schema} and {table} are replaced.`},
 	{Name: "compression", Type: sinks.Enum, Default: "zstd", Values: []string{"zstd", "snappy", "gzip", "none"},
 		Doc: "Page compression codec."},
-	{Name: "compression_level", Type: sinks.Int, DefaultDoc: "0 (the codec's default)",
-		Doc: "zstd 1..4 (fastest..best) or gzip 1..9; 0 takes the codec's default."},
+	{Name: "compression_level", Type: sinks.Int, DefaultDoc: "0 (zstd: 1; gzip: the library default)",
+		Doc: "zstd 1..4 (fastest, default, better, best; literals are always entropy coded, so 1 already compresses integer pages to about 73%) or gzip 1..9; 0 takes the codec's default."},
 	{Name: "dictionary", Type: sinks.Enum, Default: "auto", Values: []string{"auto", "all", "none"},
 		Doc: "Dictionary encoding: auto (string and binary columns whose first row group has few distinct values), all (every string and binary column) or none."},
 	{Name: "row_group_bytes", Type: sinks.Size, Default: int64(DefaultRowGroupBytes),

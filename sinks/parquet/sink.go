@@ -12,7 +12,6 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	pqgzip "github.com/parquet-go/parquet-go/compress/gzip"
-	pqzstd "github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/sinks"
@@ -147,8 +146,7 @@ func New(c Config) (*Sink, error) {
 	s := &Sink{cfg: c, split: c.MaxRows > 0 || c.MaxBytes > 0}
 	switch c.Compression {
 	case "zstd":
-		// one core per row group: row groups are what run in parallel
-		s.codec = &pqzstd.Codec{Level: pqzstd.Level(c.CompressionLevel), Concurrency: 1}
+		s.codec = newZstdCodec(c.CompressionLevel)
 	case "gzip":
 		lvl := c.CompressionLevel
 		if lvl == 0 {

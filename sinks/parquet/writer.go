@@ -55,6 +55,10 @@ func (s *Sink) startFile(b *batch) error {
 		pq.DataPageStatistics(s.cfg.PageStatistics),
 		pq.DictionaryMaxBytes(1 << 20),
 		pq.CreatedBy("tdsextract", "", ""),
+		// Version 1 data pages compress their definition levels with the
+		// values; version 2 stores them raw. For poc48's int columns (5%
+		// NULL) that was 571 KB per 200,000 values against 786 KB.
+		pq.DataPageVersion(1),
 		pq.WriteBufferSize(0), // the sink buffers (and counts) itself
 	}
 	// validate first: NewWriter panics on an invalid configuration (options
