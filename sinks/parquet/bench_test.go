@@ -87,17 +87,16 @@ func BenchmarkParquetSink(b *testing.B) {
 // goField is the field type a Go user would declare for a column read
 // through database/sql.
 func goField(c *decode.Column) reflect.Type {
-	switch c.Type.Type {
-	case decode.TypeBit, decode.TypeBitN:
+	switch c.Kind().Class() {
+	case decode.ClassBool:
 		return reflect.TypeFor[*bool]()
-	case decode.TypeInt1, decode.TypeInt2, decode.TypeInt4, decode.TypeInt8, decode.TypeIntN:
+	case decode.ClassInteger:
 		return reflect.TypeFor[*int64]()
-	case decode.TypeFlt4, decode.TypeFlt8, decode.TypeFltN:
+	case decode.ClassFloat:
 		return reflect.TypeFor[*float64]()
-	case decode.TypeDateN, decode.TypeTimeN, decode.TypeDateTime, decode.TypeDateTim4, decode.TypeDateTimeN,
-		decode.TypeDateTime2N, decode.TypeDateTimeOffset:
+	case decode.ClassDate, decode.ClassTime, decode.ClassDateTime, decode.ClassDateTimeOffset:
 		return reflect.TypeFor[*time.Time]()
-	case decode.TypeBigVarBinary, decode.TypeBigBinary, decode.TypeGUID, decode.TypeImage, decode.TypeUDT:
+	case decode.ClassBinary, decode.ClassGUID:
 		return reflect.TypeFor[[]byte]()
 	}
 	return reflect.TypeFor[*string]() // text, and decimals/money as go-mssqldb returns them (text)

@@ -105,8 +105,8 @@ func partitionable(c *decode.Column, p *colPlan) error {
 	case kBool, kInt32, kInt64, kDate, kUUID:
 		ok = true
 	case kString:
-		switch c.Type.Type {
-		case decode.TypeXML, decode.TypeJSON, decode.TypeText, decode.TypeNText:
+		switch c.Kind() {
+		case decode.KindXML, decode.KindJSON, decode.KindText, decode.KindNText:
 		default:
 			ok = !c.Type.IsPLP()
 		}

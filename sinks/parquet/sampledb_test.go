@@ -71,7 +71,7 @@ func expect(p colPlan, c *decode.Column, v any) string {
 		g := v.(decode.GUID)
 		return "fixed:" + hex.EncodeToString(g[:])
 	case kString:
-		if c.Type.Type == decode.TypeJSON {
+		if c.Kind() == decode.KindJSON {
 			return "bin:" + hex.EncodeToString([]byte(v.(string)))
 		}
 		return v.(string)

@@ -112,6 +112,8 @@ type colPlan struct {
 	lossy    string
 }
 
+// plan maps one source column by its logical kind (decode.Kind), once
+// per result set; the cell calls then switch on the plan's kind only.
 func (cfg *Config) plan(c *decode.Column) colPlan {
 	ti := &c.Type
 	p := colPlan{optional: c.Nullable() || c.Flags&decode.ColFlagNullableUnknown != 0}
@@ -119,39 +121,26 @@ func (cfg *Config) plan(c *decode.Column) colPlan {
 	set := func(k kind, n pq.Node, target string) {
 		p.kind, p.node, p.target = k, n, target
 	}
-	switch ti.Type {
-	case decode.TypeBit, decode.TypeBitN:
+	fixed := func(n int) {
+		p.fixedLen = n
+		set(kFixedBytes, pq.Leaf(pq.FixedLenByteArrayType(n)), fmt.Sprintf("FIXED_LEN_BYTE_ARRAY(%d)", n))
+	}
+	switch k := c.Kind(); k {
+	case decode.KindBit:
 		set(kBool, pq.Leaf(pq.BooleanType), "BOOLEAN")
-	case decode.TypeInt1:
+	case decode.KindTinyInt:
 		set(kInt32, pq.Uint(8), "INT32 (INT(8, unsigned))")
-	case decode.TypeInt2:
+	case decode.KindSmallInt:
 		set(kInt32, pq.Int(16), "INT32 (INT(16, signed))")
-	case decode.TypeInt4:
+	case decode.KindInt:
 		set(kInt32, pq.Int(32), "INT32")
-	case decode.TypeInt8:
+	case decode.KindBigInt:
 		set(kInt64, pq.Int(64), "INT64")
-	case decode.TypeIntN:
-		switch ti.Size {
-		case 1:
-			set(kInt32, pq.Uint(8), "INT32 (INT(8, unsigned))")
-		case 2:
-			set(kInt32, pq.Int(16), "INT32 (INT(16, signed))")
-		case 4:
-			set(kInt32, pq.Int(32), "INT32")
-		default:
-			set(kInt64, pq.Int(64), "INT64")
-		}
-	case decode.TypeFlt4:
+	case decode.KindReal:
 		set(kFloat, pq.Leaf(pq.FloatType), "FLOAT")
-	case decode.TypeFlt8:
+	case decode.KindFloat:
 		set(kDouble, pq.Leaf(pq.DoubleType), "DOUBLE")
-	case decode.TypeFltN:
-		if ti.Size == 4 {
-			set(kFloat, pq.Leaf(pq.FloatType), "FLOAT")
-		} else {
-			set(kDouble, pq.Leaf(pq.DoubleType), "DOUBLE")
-		}
-	case decode.TypeDecimalN, decode.TypeNumericN, decode.TypeDecimalLegacy, decode.TypeNumericLegacy:
+	case decode.KindDecimal:
 		prec, scale := int(ti.Precision), int(ti.Scale)
 		if prec < 1 || prec > 38 {
 			prec = 38
@@ -165,21 +154,14 @@ func (cfg *Config) plan(c *decode.Column) colPlan {
 			p.fixedLen = decimalBytes[prec]
 			set(kDecFixed, pq.Decimal(scale, prec, pq.FixedLenByteArrayType(p.fixedLen)), fmt.Sprintf("DECIMAL(%d,%d) FIXED_LEN_BYTE_ARRAY(%d)", prec, scale, p.fixedLen))
 		}
-	case decode.TypeMoney4:
+	case decode.KindSmallMoney:
 		set(kMoneyInt64, pq.Decimal(4, 10, pq.Int64Type), "DECIMAL(10,4) INT64")
-	case decode.TypeMoney:
+	case decode.KindMoney:
 		p.fixedLen = decimalBytes[19]
 		set(kMoneyFixed, pq.Decimal(4, 19, pq.FixedLenByteArrayType(p.fixedLen)), "DECIMAL(19,4) FIXED_LEN_BYTE_ARRAY(9)")
-	case decode.TypeMoneyN:
-		if ti.Size == 4 {
-			set(kMoneyInt64, pq.Decimal(4, 10, pq.Int64Type), "DECIMAL(10,4) INT64")
-		} else {
-			p.fixedLen = decimalBytes[19]
-			set(kMoneyFixed, pq.Decimal(4, 19, pq.FixedLenByteArrayType(p.fixedLen)), "DECIMAL(19,4) FIXED_LEN_BYTE_ARRAY(9)")
-		}
-	case decode.TypeDateN:
+	case decode.KindDate:
 		set(kDate, pq.Date(), "DATE")
-	case decode.TypeTimeN:
+	case decode.KindTime:
 		// TIME NANOS holds every time(7) value (at most 86,400 s), so
 		// time keeps its 100 ns digit whatever timestamp_unit says.
 		if ti.Scale >= 7 {
@@ -187,9 +169,9 @@ func (cfg *Config) plan(c *decode.Column) colPlan {
 		} else {
 			set(kTimeMicros, pq.TimeAdjusted(pq.Microsecond, false), "TIME(MICROS, not UTC-adjusted)")
 		}
-	case decode.TypeDateTime, decode.TypeDateTim4, decode.TypeDateTimeN:
+	case decode.KindSmallDateTime, decode.KindDateTime:
 		set(kTSMillis, pq.TimestampAdjusted(pq.Millisecond, false), "TIMESTAMP(MILLIS, not UTC-adjusted)")
-	case decode.TypeDateTime2N:
+	case decode.KindDateTime2:
 		if ti.Scale >= 7 && nanos {
 			set(kTSNanos, pq.TimestampAdjusted(pq.Nanosecond, false), "TIMESTAMP(NANOS, not UTC-adjusted)")
 		} else {
@@ -198,7 +180,7 @@ func (cfg *Config) plan(c *decode.Column) colPlan {
 				p.lossy = truncatedWhy
 			}
 		}
-	case decode.TypeDateTimeOffset:
+	case decode.KindDateTimeOffset:
 		if ti.Scale >= 7 && nanos {
 			set(kDTONanos, pq.TimestampAdjusted(pq.Nanosecond, true), "TIMESTAMP(NANOS, UTC-adjusted)")
 		} else {
@@ -213,29 +195,24 @@ func (cfg *Config) plan(c *decode.Column) colPlan {
 		} else if p.lossy == "" {
 			p.lossy = "the original UTC offset is dropped (offset_column: false); only the instant is kept"
 		}
-	case decode.TypeGUID:
+	case decode.KindUniqueIdentifier:
 		p.fixedLen = 16
 		set(kUUID, pq.UUID(), "FIXED_LEN_BYTE_ARRAY(16) UUID")
-	case decode.TypeJSON:
+	case decode.KindJSON:
 		set(kString, pq.JSON(), "BYTE_ARRAY JSON")
-	case decode.TypeBigChar, decode.TypeBigVarChar, decode.TypeChar, decode.TypeVarChar, decode.TypeText,
-		decode.TypeNChar, decode.TypeNVarChar, decode.TypeNText, decode.TypeXML:
-		set(kString, pq.String(), "BYTE_ARRAY STRING")
-	case decode.TypeBigBinary, decode.TypeBinary:
+	case decode.KindRowVersion:
+		fixed(8)
+	case decode.KindBinary:
 		if ti.Size >= 1 && ti.Size <= 8000 {
-			p.fixedLen = int(ti.Size)
-			set(kFixedBytes, pq.Leaf(pq.FixedLenByteArrayType(p.fixedLen)), fmt.Sprintf("FIXED_LEN_BYTE_ARRAY(%d)", p.fixedLen))
+			fixed(int(ti.Size))
 		} else {
 			set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY")
 		}
-	case decode.TypeBigVarBinary, decode.TypeVarBinary, decode.TypeImage, decode.TypeUDT:
-		set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY")
-		if ti.Type == decode.TypeUDT {
-			p.target = "BYTE_ARRAY (" + ti.UDTName + " bytes; WKB when the engine selects STAsBinary())"
-		}
-	case decode.TypeVector:
+	case decode.KindGeography, decode.KindGeometry, decode.KindHierarchyID, decode.KindUDT:
+		set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY ("+ti.UDTName+" bytes; WKB when the engine selects STAsBinary())")
+	case decode.KindVector:
 		set(kVector, pq.List(pq.Leaf(pq.FloatType)), "LIST<FLOAT>")
-	case decode.TypeVariant:
+	case decode.KindVariant:
 		set(kVariant, pq.String(), "BYTE_ARRAY STRING (text of the base value)")
 		if *cfg.VariantTypeColumn {
 			p.vtype = true
@@ -244,7 +221,14 @@ func (cfg *Config) plan(c *decode.Column) colPlan {
 			p.lossy = "sql_variant is written as the text of its base value; the base type is dropped (variant_type_column: false)"
 		}
 	default:
-		set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY (raw bytes of an unknown type)")
+		switch k.Class() {
+		case decode.ClassText: // char, varchar, text and the N- types, xml
+			set(kString, pq.String(), "BYTE_ARRAY STRING")
+		case decode.ClassBinary: // varbinary, image
+			set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY")
+		default:
+			set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY (raw bytes of an unknown type)")
+		}
 	}
 	return p
 }
