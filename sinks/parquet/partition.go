@@ -345,7 +345,7 @@ func (s *Sink) newPartition() *partition {
 	}
 	cfg := s.cfg
 	cfg.PartitionBy = nil
-	c := &Sink{cfg: cfg, info: s.info, split: true, codec: s.codec, cols: s.cols, plans: pt.cplans,
+	c := &Sink{cfg: cfg, info: s.info, split: true, codec: s.codec, threads: s.threads, cols: s.cols, plans: pt.cplans,
 		started: true, fixedBytes: s.fixedBytes, partDir: dir}
 	p := &partition{sink: c, dir: dir}
 	pt.parts[string(pt.key)] = p

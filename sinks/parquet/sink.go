@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -79,8 +82,15 @@ type batch struct {
 	seq   uint64 // partitioned: global handoff order (0 = not yet numbered)
 	rg    *pq.ConcurrentRowGroupWriter
 	owner *pq.Writer
-	vals  []pq.Value
 	done  chan error
+
+	// encoding (encode.go): the row group's leaves, the next one to take,
+	// the goroutines still running and the first error
+	leaves  []leaf
+	next    atomic.Int32
+	running atomic.Int32
+	errMu   sync.Mutex
+	encErr  error
 }
 
 func (b *batch) reset() {
@@ -101,6 +111,8 @@ type Sink struct {
 	final string
 	split bool
 	codec compress.Codec
+	// threads is how many goroutines encode a row group's columns
+	threads int
 
 	cols       []decode.Column
 	plans      []colPlan
@@ -143,7 +155,7 @@ func New(c Config) (*Sink, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sink{cfg: c, split: c.MaxRows > 0 || c.MaxBytes > 0}
+	s := &Sink{cfg: c, split: c.MaxRows > 0 || c.MaxBytes > 0, threads: runtime.GOMAXPROCS(0)}
 	switch c.Compression {
 	case "zstd":
 		s.codec = newZstdCodec(c.CompressionLevel)
