@@ -28,9 +28,11 @@ type Config struct {
 	// CompressionLevel is the zstd level 1..4 (fastest..best; 0 = 1, see
 	// zstdCodec) or the gzip level 1..9 (0 = the library default).
 	CompressionLevel int `mapstructure:"compression_level"`
-	// Dictionary is "auto" (default: string and binary columns whose first
-	// row group has few distinct values relative to its rows), "all" (every
-	// string and binary column) or "none".
+	// Dictionary is "auto" (default: every column gets the encoding that
+	// comes out smallest after compression on a sample of the first row
+	// group, a dictionary among the candidates; see choose.go), "all" (as
+	// auto, but every string and binary column gets a dictionary) or
+	// "none" (as auto without dictionaries).
 	Dictionary string `mapstructure:"dictionary"`
 	// PageStatistics writes min/max statistics in every data page header
 	// (they cost about half the uncompressed throughput; column chunk
@@ -114,7 +116,7 @@ var options = sinks.Spec{
 	{Name: "compression_level", Type: sinks.Int, DefaultDoc: "0 (zstd: 1; gzip: the library default)",
 		Doc: "zstd 1..4 (fastest, default, better, best; literals are always entropy coded, so 1 already compresses integer pages to about 73%) or gzip 1..9; 0 takes the codec's default."},
 	{Name: "dictionary", Type: sinks.Enum, Default: "auto", Values: []string{"auto", "all", "none"},
-		Doc: "Dictionary encoding: auto (string and binary columns whose first row group has few distinct values), all (every string and binary column) or none."},
+		Doc: "auto: every column gets the encoding (dictionary, delta, byte-stream-split or plain) that comes out smallest after compression on a sample of the first row group; all: as auto, but every string and binary column gets a dictionary; none: no dictionaries."},
 	{Name: "row_group_bytes", Type: sinks.Size, Default: int64(DefaultRowGroupBytes),
 		Doc: "A row group ends once the sink's batch holds this many bytes (8 per fixed-width value plus the bytes of variable-length values); 1KiB..2GiB."},
 	{Name: "row_group_rows", Type: sinks.Int, Default: int64(0),

@@ -2,8 +2,10 @@ package parquet
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,29 +93,54 @@ func TestParquetSplitRowGroupsAndParallel(t *testing.T) {
 	}
 }
 
-func TestParquetDictionary(t *testing.T) {
+// TestParquetEncodingChoice checks the per-column encodings chosen by
+// trial (read back from the file's metadata by arrow-go): a sorted key
+// gets DELTA_BINARY_PACKED, a category column a dictionary, unique short
+// text PLAIN (zstd finds its shared prefixes; no dictionary unless
+// dictionary: all), random GUIDs are left uncompressed.
+func TestParquetEncodingChoice(t *testing.T) {
+	cols := append(simpleCols(), ncol("g", decode.TypeInfo{Type: decode.TypeGUID, Size: 16}))
+	rows := simpleRows(20000)
+	h := uint64(1)
+	for i := range rows {
+		h = h*6364136223846793005 + 1442695040888963407
+		rows[i][2] = cell{Kind: 's', S: []string{"red", "green", "blue", "cyan", "magenta"}[(h>>33)%5]}
+		var g decode.GUID
+		binary.LittleEndian.PutUint64(g[:], h)
+		binary.LittleEndian.PutUint64(g[8:], h*31+7)
+		rows[i] = append(rows[i], cell{Kind: 'g', G: g})
+	}
 	for _, mode := range []string{"auto", "all", "none"} {
 		dir := t.TempDir()
-		st := writeTable(t, Config{Path: dir, Dictionary: mode}, simpleCols(), simpleRows(2000))
+		st := writeTable(t, Config{Path: dir, Dictionary: mode}, cols, rows)
 		rdr, err := file.OpenParquetFile(st.Files[0], false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rg := rdr.MetaData().RowGroup(0)
-		dict := func(c int) bool {
+		desc := func(c int) string {
 			cc, err := rg.ColumnChunk(c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return cc.HasDictionaryPage()
+			var e []string
+			for _, x := range cc.Encodings() {
+				e = append(e, x.String())
+			}
+			slices.Sort(e)
+			return strings.Join(e, ",") + " " + cc.Compression().String()
 		}
-		got := []bool{dict(1), dict(2)}
-		want := map[string][]bool{"auto": {false, true}, "all": {true, true}, "none": {false, false}}[mode]
-		if got[0] != want[0] || got[1] != want[1] {
-			t.Errorf("%s: dictionary on s=%v cat=%v, want %v", mode, got[0], got[1], want)
+		got := []string{desc(0), desc(1), desc(2), desc(3)}
+		want := map[string][]string{
+			"auto": {"DELTA_BINARY_PACKED ZSTD", "PLAIN,RLE ZSTD", "PLAIN,RLE,RLE_DICTIONARY ZSTD", "PLAIN,RLE UNCOMPRESSED"},
+			"all":  {"DELTA_BINARY_PACKED ZSTD", "PLAIN,RLE,RLE_DICTIONARY ZSTD", "PLAIN,RLE,RLE_DICTIONARY ZSTD", "PLAIN,RLE UNCOMPRESSED"},
+			"none": {"DELTA_BINARY_PACKED ZSTD", "PLAIN,RLE ZSTD", "PLAIN,RLE ZSTD", "PLAIN,RLE UNCOMPRESSED"},
+		}[mode]
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: encodings\n%q\nwant\n%q", mode, got, want)
 		}
 		rdr.Close()
-		if len(readBack(t, st.Files[0]).rows) != 2000 {
+		if len(readBack(t, st.Files[0]).rows) != len(rows) {
 			t.Fatal("rows")
 		}
 	}

@@ -259,34 +259,47 @@ func (cfg *Config) mapping(cols []decode.Column) []sinks.ColumnMapping {
 	return out
 }
 
-// buildSchema builds the file schema in source column order; dict[i]
-// selects dictionary encoding for column i.
-func buildSchema(name string, cols []decode.Column, plans []colPlan, dict []bool) *pq.Schema {
+// buildSchema builds the file schema in source column order, each leaf
+// with its chosen encoding and, where compression does not pay, no
+// compression (enc is indexed by leaf; nil: parquet-go's defaults).
+func buildSchema(name string, cols []decode.Column, plans []colPlan, enc []choice) *pq.Schema {
 	var g orderedGroup
+	leafNode := func(n pq.Node, leaf int, optional bool) pq.Node {
+		if leaf < len(enc) {
+			if e := enc[leaf]; e.enc != nil {
+				n = pq.Encoded(n, e.enc)
+			}
+			if enc[leaf].raw {
+				n = pq.Compressed(n, &pq.Uncompressed)
+			}
+		}
+		if optional {
+			return pq.Optional(n)
+		}
+		return pq.Required(n)
+	}
 	for i := range plans {
 		p := &plans[i]
 		if p.leaf < 0 { // a partition column kept out of the files
 			continue
 		}
 		n := p.node
-		if dict != nil && dict[i] {
-			n = pq.Encoded(n, &pq.RLEDictionary)
-		}
-		if p.optional {
-			n = pq.Optional(n)
+		if p.kind == kVector {
+			// a LIST group: its element keeps parquet-go's defaults
+			if p.optional {
+				n = pq.Optional(n)
+			} else {
+				n = pq.Required(n)
+			}
 		} else {
-			n = pq.Required(n)
+			n = leafNode(n, p.leaf, p.optional)
 		}
 		g = append(g, namedField{Node: n, name: cols[i].Name})
 		if p.offset {
-			var on pq.Node = pq.Int(16)
-			if p.optional {
-				on = pq.Optional(on)
-			}
-			g = append(g, namedField{Node: on, name: cols[i].Name + "__offset_minutes"})
+			g = append(g, namedField{Node: leafNode(pq.Int(16), p.leaf+1, p.optional), name: cols[i].Name + "__offset_minutes"})
 		}
 		if p.vtype {
-			g = append(g, namedField{Node: pq.Optional(pq.String()), name: cols[i].Name + "__type"})
+			g = append(g, namedField{Node: leafNode(pq.String(), p.leaf+1, true), name: cols[i].Name + "__type"})
 		}
 	}
 	return pq.NewSchema(name, g)

@@ -128,7 +128,7 @@ type Sink struct {
 	cnt      outfile.Counter
 	bw       *bufio.Writer
 	w        *pq.Writer
-	dict     []bool
+	enc      []choice // per leaf column, from the first batch
 	fileNo   int
 	fileRows int64
 	rotate   bool

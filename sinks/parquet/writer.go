@@ -22,8 +22,9 @@ func (s *Sink) fileName(n int) string {
 	return outfile.Numbered(s.final, n, ".parquet")
 }
 
-// startFile opens the next file and its writer. The dictionary choice is
-// made from the first batch of the file (b may be empty).
+// startFile opens the next file and its writer. The encodings are chosen
+// from the first batch of the run (b may be empty) and kept for its
+// later files, so every file of a run has the same schema.
 func (s *Sink) startFile(b *batch) error {
 	s.fileNo++
 	f, err := s.files.Create(s.fileName(s.fileNo))
@@ -40,15 +41,15 @@ func (s *Sink) startFile(b *batch) error {
 	s.cnt = outfile.Counter{W: s.bw}
 	s.fileRows = b.rows
 	s.rotate = false
-	if s.dict == nil {
-		s.dict = chooseDictionary(s.cfg.Dictionary, b)
+	if s.enc == nil {
+		s.enc = s.chooseEncodings(b)
 	}
-	schema := buildSchema(s.info.Name, s.cols, s.plans, s.dict)
+	schema := buildSchema(s.info.Name, s.cols, s.plans, s.enc)
 	opts := []pq.WriterOption{schema,
 		pq.PageBufferSize(s.cfg.PageBytes),
 		pq.Compression(s.codec),
 		pq.DataPageStatistics(s.cfg.PageStatistics),
-		pq.DictionaryMaxBytes(1 << 20),
+		pq.DictionaryMaxBytes(dictMaxBytes),
 		pq.CreatedBy("tdsextract", "", ""),
 		// Version 1 data pages compress their definition levels with the
 		// values; version 2 stores them raw. For poc48's int columns (5%
@@ -64,43 +65,6 @@ func (s *Sink) startFile(b *batch) error {
 	}
 	s.w = pq.NewWriter(&s.cnt, opts...)
 	return nil
-}
-
-// chooseDictionary decides dictionary encoding per column: "all" for every
-// byte-array column, "auto" for those whose sample (the first up to 8192
-// values of the first row group) has at most one distinct value in 8.
-func chooseDictionary(mode string, b *batch) []bool {
-	d := make([]bool, len(b.cols))
-	if mode == "none" {
-		return d
-	}
-	for i := range b.cols {
-		c := &b.cols[i]
-		switch c.kind {
-		case kString, kBytes, kVariant:
-		default:
-			continue
-		}
-		if mode == "all" {
-			d[i] = true
-			continue
-		}
-		n := min(len(c.off), 8192)
-		if n < 64 {
-			continue
-		}
-		seen := make(map[string]struct{}, n/8+1)
-		start := 0
-		for r := 0; r < n && len(seen) <= n/8; r++ {
-			end := c.off[r]
-			if !c.optional || c.def[r] != 0 {
-				seen[string(c.arena[start:end])] = struct{}{}
-			}
-			start = end
-		}
-		d[i] = len(seen) <= n/8
-	}
-	return d
 }
 
 // handoff sends the filled batch to an encoder goroutine and makes a fresh
