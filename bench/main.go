@@ -79,7 +79,9 @@ type Result struct {
 	// OrderBias is the median time of the reps run in reverse leg order
 	// over that of the reps in forward order: far from 1, what ran just
 	// before the leg moved its time.
-	OrderBias   float64   `json:"order_bias"`
+	OrderBias float64 `json:"order_bias"`
+	// FileBytes is the size of the file a parquet-mode leg wrote.
+	FileBytes   int64     `json:"file_bytes,omitempty"`
 	Checksum    string    `json:"checksum"`
 	RatioToTDSX *Ratio    `json:"ratio_vs_tdsextract,omitempty"`
 	AllMs       []float64 `json:"all_ms"`
@@ -116,12 +118,13 @@ func main() {
 		out    = flag.String("out", "bench/results/latest.json", "JSON results file")
 		md     = flag.String("md", "bench/results/latest.md", "also write the summary and the full markdown table here")
 		shapes = flag.String("shapes", "poc48,odbc5,wide601,lob,temporal,lineitem", "shapes to run")
-		modes  = flag.String("modes", "memory,loopback", "memory, loopback")
+		modes  = flag.String("modes", "memory,loopback", "memory, loopback, parquet (tdsextract's Parquet sink beside DuckDB's writer, parquet.go)")
 		reps   = flag.Int("reps", 9, "repetitions per leg (the first is discarded; at least 9)")
 		rowsF  = flag.Int64("rows", 0, "override the row count of every shape")
 		noBCP  = flag.Bool("no-freebcp", false, "skip the freebcp leg")
 		server = flag.String("server", "", "host:port of a sample server already running in another process (tdsextract sample-server, default seed); default: one in this process")
 		prof   = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (look at one leg with pprof -focus)")
+		pqSet  = flag.String("parquet-set", "", "parquet mode: sink options for tdsextract's legs, key=value,... (default: the sink's defaults)")
 	)
 	flag.Parse()
 	if *prof != "" {
@@ -158,7 +161,13 @@ func main() {
 	var results []Result
 	for _, shape := range strings.Split(*shapes, ",") {
 		for _, mode := range strings.Split(*modes, ",") {
-			rs, err := runShape(addr, shape, mode, *reps, !*noBCP)
+			var rs []Result
+			var err error
+			if mode == "parquet" {
+				rs, err = runParquet(addr, shape, *reps, parseSet(*pqSet))
+			} else {
+				rs, err = runShape(addr, shape, mode, *reps, !*noBCP)
+			}
 			if err != nil {
 				fail(fmt.Errorf("%s/%s: %w", shape, mode, err))
 			}
@@ -167,6 +176,9 @@ func main() {
 		}
 	}
 	table := summary(results) + "\n" + markdown(results)
+	if strings.Contains(*modes, "parquet") {
+		table = parquetSummary(results) + "\n" + table
+	}
 	fmt.Print(table)
 	if *md != "" {
 		_ = os.MkdirAll(filepath.Dir(*md), 0o755)
@@ -181,6 +193,17 @@ func main() {
 			fail(err)
 		}
 	}
+}
+
+// parseSet reads key=value,key=value.
+func parseSet(s string) map[string]any {
+	out := map[string]any{}
+	for _, kv := range strings.Split(s, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return out
 }
 
 func fail(err error) {
@@ -746,6 +769,9 @@ func summary(rs []Result) string {
 	var order []key
 	by := map[key]map[string]Result{}
 	for _, r := range rs {
+		if r.Mode == "parquet" { // parquetSummary
+			continue
+		}
 		k := key{r.Shape, r.Mode}
 		if by[k] == nil {
 			by[k] = map[string]Result{}

@@ -1,7 +1,6 @@
 package parquet
 
 import (
-	"encoding/binary"
 	"math"
 	"math/bits"
 	"sync"
@@ -236,11 +235,11 @@ func (s *Sink) chooseLeaf(ls *leafSample, rows int) choice {
 		return choice{enc: &pq.RLEDictionary}
 	}
 	if s.cfg.Dictionary != "none" {
-		if dict, idx, distinct := ls.dictionary(); dict != nil {
+		if dict, idx, distinct, half := ls.dictionary(); dict != nil {
 			// distinct values in the row group, extrapolated from how
 			// fast they still appeared in the second half of the sample
 			grow := 1.0
-			if half := ls.half().distinct(); half > 0 && distinct > half && scale > 1 {
+			if half > 0 && distinct > half && scale > 1 {
 				alpha := math.Log2(float64(distinct) / float64(half))
 				grow = math.Pow(scale, min(alpha, 1))
 			}
@@ -311,82 +310,71 @@ func (ls *leafSample) encode(enc encoding.Encoding) []byte {
 	return out
 }
 
-// value returns value i as a map key.
-func (ls *leafSample) key(i int) string {
-	switch {
-	case ls.ints != nil:
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], uint64(ls.ints[i]))
-		return string(b[:])
-	case ls.floats != nil:
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], ls.floats[i])
-		return string(b[:])
-	}
-	return string(ls.bytes[ls.offs[i]:ls.offs[i+1]])
-}
-
-func (ls *leafSample) distinct() int {
-	seen := make(map[string]struct{}, ls.n()/4)
-	for i := range ls.n() {
-		seen[ls.key(i)] = struct{}{}
-	}
-	return len(seen)
-}
-
-// half is the first half of the sample.
-func (ls *leafSample) half() *leafSample {
-	h := *ls
-	n := ls.n() / 2
-	switch {
-	case ls.ints != nil:
-		h.ints = ls.ints[:n]
-	case ls.floats != nil:
-		h.floats = ls.floats[:n]
-	default:
-		h.offs = ls.offs[:n+1]
-	}
-	return &h
-}
-
 // dictionary returns the sample dictionary-encoded: the dictionary page
 // (the distinct values, PLAIN) and the indices (RLE/bit-packed at the
-// dictionary's bit width), and the distinct count; nil when every value
-// is distinct.
-func (ls *leafSample) dictionary() (dict, idx []byte, distinct int) {
+// dictionary's bit width), the distinct count, and the distinct count in
+// the first half of the sample; dict is nil when every value is distinct.
+func (ls *leafSample) dictionary() (dict, idx []byte, distinct, half int) {
 	n := ls.n()
-	ids := make(map[string]int32, n/4)
 	index := make([]int32, n)
 	first := &leafSample{kind: ls.kind, width: ls.width}
-	for i := range n {
-		k := ls.key(i)
-		id, ok := ids[k]
-		if !ok {
-			id = int32(len(ids))
-			ids[k] = id
-			switch {
-			case ls.ints != nil:
-				first.ints = append(first.ints, ls.ints[i])
-			case ls.floats != nil:
-				first.floats = append(first.floats, ls.floats[i])
-			default:
-				if len(first.offs) == 0 {
-					first.offs = append(first.offs, 0)
-				}
-				first.bytes = append(first.bytes, k...)
-				first.offs = append(first.offs, uint32(len(first.bytes)))
+	if ls.ints != nil || ls.floats != nil {
+		src := ls.floats
+		if ls.ints != nil {
+			src = make([]uint64, n)
+			for i, v := range ls.ints {
+				src[i] = uint64(v)
 			}
 		}
-		index[i] = id
+		ids := make(map[uint64]int32, n/4)
+		var uniq []uint64
+		for i, v := range src {
+			if i == n/2 {
+				half = len(ids)
+			}
+			id, ok := ids[v]
+			if !ok {
+				id = int32(len(ids))
+				ids[v] = id
+				uniq = append(uniq, v)
+			}
+			index[i] = id
+		}
+		if ls.ints != nil {
+			first.ints = make([]int64, len(uniq))
+			for i, v := range uniq {
+				first.ints[i] = int64(v)
+			}
+		} else {
+			first.floats = uniq
+		}
+	} else {
+		ids := make(map[string]int32, n/4)
+		first.offs = append(first.offs, 0)
+		for i := range n {
+			if i == n/2 {
+				half = len(ids)
+			}
+			v := ls.bytes[ls.offs[i]:ls.offs[i+1]]
+			id, ok := ids[string(v)] // no allocation for a lookup
+			if !ok {
+				id = int32(len(ids))
+				ids[string(v)] = id
+				first.bytes = append(first.bytes, v...)
+				first.offs = append(first.offs, uint32(len(first.bytes)))
+			}
+			index[i] = id
+		}
 	}
-	if len(ids) >= n {
-		return nil, nil, len(ids)
+	distinct = first.n()
+	if distinct >= n {
+		return nil, nil, distinct, half
 	}
 	dict = first.encode(&pq.Plain)
-	width := max(1, bits.Len32(uint32(len(ids)-1)))
+	width := max(1, bits.Len32(uint32(distinct-1)))
 	idx, err := (&rle.Encoding{BitWidth: width}).EncodeInt32(nil, index)
 	if err != nil || dict == nil {
-		return nil, nil, len(ids)
+		return nil, nil, distinct, half
 	}
-	return dict, append([]byte{byte(width)}, idx...), len(ids)
+	return dict, append([]byte{byte(width)}, idx...), distinct, half
 }

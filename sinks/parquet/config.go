@@ -16,7 +16,11 @@ type Config struct {
 	Path string `mapstructure:"path"`
 	// RowGroupBytes ends a row group once the sink's batch holds this many
 	// bytes (values as held in memory: 8 bytes per fixed-width value plus
-	// the bytes of variable-length values). Default 128 MiB.
+	// the bytes of variable-length values). Default 32 MiB: small enough
+	// that decoding the next row group overlaps encoding this one (128 MiB
+	// left lineitem and poc48 of 500,000 rows in one or two row groups, so
+	// the two barely overlapped), large enough that a dictionary per row
+	// group costs little (lineitem: 1.7% larger than at 128 MiB).
 	RowGroupBytes int64 `mapstructure:"row_group_bytes"`
 	// RowGroupRows also ends a row group after this many rows. 0 = no limit.
 	RowGroupRows int64 `mapstructure:"row_group_rows"`
@@ -98,7 +102,7 @@ type Config struct {
 // Defaults.
 const (
 	DefaultPath          = "out/"
-	DefaultRowGroupBytes = 128 << 20
+	DefaultRowGroupBytes = 32 << 20
 	DefaultPageBytes     = 256 << 10
 	// DefaultMaxOpenPartitions is max_open_partitions' default.
 	DefaultMaxOpenPartitions = 32

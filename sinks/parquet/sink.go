@@ -703,8 +703,16 @@ func (s *Sink) full() (group, file bool) {
 
 // Bytes takes a complete, resident value in one call (decode.BytesSink):
 // the decoder skips three interface calls per value; the bytes are copied
-// once, as through Write.
+// once, as through Write. Strings and varbinary (nearly every such value)
+// take a direct path.
 func (s *Sink) Bytes(col int, p []byte) {
+	c := &s.fill.cols[col]
+	if c.kind == kString || c.kind == kBytes {
+		c.arena = append(c.arena, p...)
+		s.fill.bytes += int64(len(p))
+		s.endArena(c)
+		return
+	}
 	s.BeginValue(col, int64(len(p)))
 	s.Write(col, p)
 	s.EndValue(col)
