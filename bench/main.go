@@ -394,17 +394,76 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 		mssqlLeg("go-mssqldb-typed", mssqlConnector, query, true),
 	}, legs...)
 
-	type obs struct {
-		ms     []float64
-		cpu    []float64
-		rows   int64
-		sum    string
-		allocs []float64
-		heap   []float64
-		cols   int
-		fwd    []float64 // ms of the reps run in forward order
-		rev    []float64 // and in reverse order
+	res, err := runReps(legs, reps)
+	if err != nil {
+		return nil, err
 	}
+	// Checksum parity between the Go legs (and freebcp's text checksum
+	// against tdsextract's text pass).
+	for i, l := range legs {
+		goLeg := strings.HasPrefix(l.name, "tdsextract") || strings.HasPrefix(l.name, "go-mssqldb")
+		if goLeg && (res[i].sum != res[0].sum && !l.rowsOnly || res[i].rows != res[0].rows) {
+			return nil, fmt.Errorf("CHECKSUM MISMATCH: %s %s (%d rows) vs tdsextract %s (%d rows)", l.name, res[i].sum, res[i].rows, res[0].sum, res[0].rows)
+		}
+		if l.name == "freebcp" && (res[i].sum != wantText || res[i].rows != res[0].rows) {
+			return nil, fmt.Errorf("CHECKSUM MISMATCH: freebcp %s (%d rows) vs tdsextract's text pass %s (%d rows)", res[i].sum, res[i].rows, wantText, res[0].rows)
+		}
+	}
+	rowsN := res[0].rows
+	var out []Result
+	for i, l := range legs {
+		o := res[i]
+		r := Result{Shape: shape, Mode: mode, Leg: l.name, Rows: rowsN, WireBytes: int64(len(rawReply)), Reps: len(o.ms),
+			MedianMs: median(o.ms), MinMs: slices.Min(o.ms), MaxMs: slices.Max(o.ms), Checksum: o.sum, AllMs: o.ms,
+			CPUMs: median(o.cpu)}
+		r.RowsPerS = float64(rowsN) / (r.MedianMs / 1000)
+		r.OrderBias = median(o.rev) / median(o.fwd)
+		// Legs of a few milliseconds swing 10-15% with 4 reps a side; a
+		// note is worth reading past 20%.
+		if math.Abs(r.OrderBias-1) > 0.2 {
+			fmt.Fprintf(os.Stderr, "bench: note: %s/%s %s: its reps in reverse order took %.2f× those in forward order (what runs before a leg moves it)\n",
+				shape, mode, l.name, r.OrderBias)
+		}
+		r.Columns = res[0].cols
+		r.NsPerRow = r.MedianMs * 1e6 / float64(rowsN)
+		if r.Columns > 0 {
+			r.NsPerCell = r.NsPerRow / float64(r.Columns)
+		}
+		r.MBPerS = float64(len(rawReply)) / 1e6 / (r.MedianMs / 1000)
+		if len(o.allocs) > 0 {
+			a, h := median(o.allocs), median(o.heap)
+			r.AllocsPerRow, r.BytesPerRow = &a, &h
+		}
+		if i > 0 {
+			pr := make([]float64, len(o.ms))
+			for k := range o.ms {
+				pr[k] = o.ms[k] / res[0].ms[k]
+			}
+			r.RatioToTDSX = &Ratio{OfMedians: r.MedianMs / median(res[0].ms), PairMed: median(pr), PairMin: slices.Min(pr), PairMax: slices.Max(pr)}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// obs is what the timed repetitions of one leg measured.
+type obs struct {
+	ms     []float64
+	cpu    []float64
+	rows   int64
+	sum    string
+	allocs []float64
+	heap   []float64
+	cols   int
+	fwd    []float64 // ms of the reps run in forward order
+	rev    []float64 // and in reverse order
+}
+
+// runReps runs every leg reps times, interleaved (A B C, C B A, ...), each
+// once untimed before each timed run unless it is cold; the first rep is
+// a discarded warm-up, and every later one must give the same checksum
+// and rows.
+func runReps(legs []leg, reps int) ([]obs, error) {
 	res := make([]obs, len(legs))
 	for r := 0; r < reps; r++ {
 		order := make([]int, len(legs))
@@ -453,52 +512,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			}
 		}
 	}
-	// Checksum parity between the Go legs (and freebcp's text checksum
-	// against tdsextract's text pass).
-	for i, l := range legs {
-		goLeg := strings.HasPrefix(l.name, "tdsextract") || strings.HasPrefix(l.name, "go-mssqldb")
-		if goLeg && (res[i].sum != res[0].sum && !l.rowsOnly || res[i].rows != res[0].rows) {
-			return nil, fmt.Errorf("CHECKSUM MISMATCH: %s %s (%d rows) vs tdsextract %s (%d rows)", l.name, res[i].sum, res[i].rows, res[0].sum, res[0].rows)
-		}
-		if l.name == "freebcp" && (res[i].sum != wantText || res[i].rows != res[0].rows) {
-			return nil, fmt.Errorf("CHECKSUM MISMATCH: freebcp %s (%d rows) vs tdsextract's text pass %s (%d rows)", res[i].sum, res[i].rows, wantText, res[0].rows)
-		}
-	}
-	rowsN := res[0].rows
-	var out []Result
-	for i, l := range legs {
-		o := res[i]
-		r := Result{Shape: shape, Mode: mode, Leg: l.name, Rows: rowsN, WireBytes: int64(len(rawReply)), Reps: len(o.ms),
-			MedianMs: median(o.ms), MinMs: slices.Min(o.ms), MaxMs: slices.Max(o.ms), Checksum: o.sum, AllMs: o.ms,
-			CPUMs: median(o.cpu)}
-		r.RowsPerS = float64(rowsN) / (r.MedianMs / 1000)
-		r.OrderBias = median(o.rev) / median(o.fwd)
-		// Legs of a few milliseconds swing 10-15% with 4 reps a side; a
-		// note is worth reading past 20%.
-		if math.Abs(r.OrderBias-1) > 0.2 {
-			fmt.Fprintf(os.Stderr, "bench: note: %s/%s %s: its reps in reverse order took %.2f× those in forward order (what runs before a leg moves it)\n",
-				shape, mode, l.name, r.OrderBias)
-		}
-		r.Columns = res[0].cols
-		r.NsPerRow = r.MedianMs * 1e6 / float64(rowsN)
-		if r.Columns > 0 {
-			r.NsPerCell = r.NsPerRow / float64(r.Columns)
-		}
-		r.MBPerS = float64(len(rawReply)) / 1e6 / (r.MedianMs / 1000)
-		if len(o.allocs) > 0 {
-			a, h := median(o.allocs), median(o.heap)
-			r.AllocsPerRow, r.BytesPerRow = &a, &h
-		}
-		if i > 0 {
-			pr := make([]float64, len(o.ms))
-			for k := range o.ms {
-				pr[k] = o.ms[k] / res[0].ms[k]
-			}
-			r.RatioToTDSX = &Ratio{OfMedians: r.MedianMs / median(res[0].ms), PairMed: median(pr), PairMin: slices.Min(pr), PairMax: slices.Max(pr)}
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return res, nil
 }
 
 // mssqlLeg is go-mssqldb's fetch of query through database/sql, scanning

@@ -146,45 +146,9 @@ func runParquet(addr, shape string, reps int, set map[string]any) ([]Result, err
 		legs = append(legs, tdsxLegFor(n), duckLegFor(n))
 	}
 
-	type obs struct {
-		ms, cpu, fwd, rev []float64
-		rows              int64
-	}
-	res := make([]obs, len(legs))
-	for r := 0; r < reps; r++ {
-		order := make([]int, len(legs))
-		for i := range order {
-			order[i] = i
-		}
-		if r%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, i := range order {
-			if r > 0 {
-				if _, err := legs[i].run(); err != nil {
-					return nil, fmt.Errorf("leg %s (warm-up): %w", legs[i].name, err)
-				}
-			}
-			sm, err := legs[i].run()
-			if err != nil {
-				return nil, fmt.Errorf("leg %s: %w", legs[i].name, err)
-			}
-			if r == 0 {
-				res[i].rows = sm.rows
-				continue
-			}
-			if sm.rows != res[i].rows {
-				return nil, fmt.Errorf("leg %s: rep %d wrote %d rows, not %d", legs[i].name, r, sm.rows, res[i].rows)
-			}
-			ms := float64(sm.wall.Microseconds()) / 1000
-			res[i].ms = append(res[i].ms, ms)
-			if r%2 == 1 {
-				res[i].rev = append(res[i].rev, ms)
-			} else {
-				res[i].fwd = append(res[i].fwd, ms)
-			}
-			res[i].cpu = append(res[i].cpu, float64(sm.cpu.Microseconds())/1000)
-		}
+	res, err := runReps(legs, reps)
+	if err != nil {
+		return nil, err
 	}
 
 	// Parity: every file holds the same rows.
