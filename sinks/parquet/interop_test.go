@@ -16,9 +16,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/tdsextract/tdsextract/decode"
@@ -223,14 +221,7 @@ func readArrow(t testing.TB, path string, plans []colPlan, cols []outCol) [][]st
 		t.Fatalf("arrow-go open: %v", err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatalf("arrow-go read: %v", err)
-	}
+	tbl := arrowTable(t, rdr)
 	defer tbl.Release()
 	if int(tbl.NumCols()) != len(cols) {
 		t.Fatalf("arrow-go: %d columns, want %d", tbl.NumCols(), len(cols))
