@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 
@@ -114,40 +115,40 @@ const (
 // compression level's range per codec) are checked by Config.Validate.
 var options = sinks.Spec{
 	{Name: "path", Type: sinks.String, Default: DefaultPath,
-		Doc: `Output: a directory (existing, or ending in "/") that gets "<extract>.parquet", or a file template where {extract}, {schema} and {table} are replaced.`},
+		Doc: "Output: a directory (existing, or ending in `/`) that gets `<extract>.parquet`, or a file template where `{extract}`, `{schema}` and `{table}` are replaced."},
 	{Name: "compression", Type: sinks.Enum, Default: "zstd", Values: []string{"zstd", "snappy", "gzip", "none"},
 		Doc: "Page compression codec."},
-	{Name: "compression_level", Type: sinks.Int, DefaultDoc: "0 (zstd: 1; gzip: the library default)",
+	{Name: "compression_level", Range: &sinks.Range{Min: 0, Max: 9}, Type: sinks.Int, DefaultDoc: "0 (zstd: 1; gzip: the library default)",
 		Doc: "zstd 1..4 (fastest, default, better, best; literals are always entropy coded, so 1 already compresses integer pages to about 73%) or gzip 1..9; 0 takes the codec's default."},
 	{Name: "dictionary", Type: sinks.Enum, Default: "auto", Values: []string{"auto", "all", "none"},
 		Doc: "auto: every column gets the encoding (dictionary, delta, byte-stream-split or plain) that comes out smallest after compression on a sample of the first row group; all: as auto, but every string and binary column gets a dictionary; none: no dictionaries."},
-	{Name: "row_group_bytes", Type: sinks.Size, Default: int64(DefaultRowGroupBytes),
-		Doc: "A row group ends once the sink's batch holds this many bytes (8 per fixed-width value plus the bytes of variable-length values); 1KiB..2GiB."},
-	{Name: "row_group_rows", Type: sinks.Int, Default: int64(0),
+	{Name: "row_group_bytes", Range: &sinks.Range{Min: 1 << 10, Max: 2 << 30}, Type: sinks.Size, Default: int64(DefaultRowGroupBytes),
+		Doc: "A row group ends once the sink's batch holds this many bytes (8 per fixed-width value plus the bytes of variable-length values); wide tables get fewer rows per group, not more memory."},
+	{Name: "row_group_rows", Range: &sinks.Range{Min: 0, Max: math.MaxInt64}, Type: sinks.Int, Default: int64(0),
 		Doc: "A row group also ends after this many rows; 0 = no limit."},
-	{Name: "page_bytes", Type: sinks.Size, Default: int64(DefaultPageBytes),
-		Doc: "Target size of a data page before compression; 1KiB..64MiB."},
+	{Name: "page_bytes", Range: &sinks.Range{Min: 1 << 10, Max: 64 << 20}, Type: sinks.Size, Default: int64(DefaultPageBytes),
+		Doc: "Target size of a data page before compression."},
 	{Name: "page_statistics", Type: sinks.Bool, Default: false,
 		Doc: "Write min/max statistics in every data page header too (column chunk statistics and the page index are written either way)."},
 	{Name: "timestamp_unit", Type: sinks.Enum, Default: "micros", Values: []string{"micros", "nanos"},
 		Doc: "Unit of datetime2 and datetimeoffset TIMESTAMPs. micros covers every SQL Server date (the 100 ns digit of scale 7 is truncated, reported lossy); nanos keeps it but covers only 1677-09-21..2262-04-11: a value outside fails the run, naming column and row."},
 	{Name: "offset_column", Type: sinks.Bool, Default: true,
-		Doc: "Add an INT16 column <name>__offset_minutes after each datetimeoffset column with the value's original UTC offset."},
+		Doc: "Add an INT16 column `<name>__offset_minutes` after each datetimeoffset column with the value's original UTC offset."},
 	{Name: "variant_type_column", Type: sinks.Bool, Default: true,
-		Doc: "Add a STRING column <name>__type after each sql_variant column with each value's base type as T-SQL spells it."},
-	{Name: "max_rows", Type: sinks.Int, Default: int64(0),
-		Doc: "Split the output into numbered files name.0001.parquet, ... of at most this many rows; 0 = no limit."},
-	{Name: "max_bytes", Type: sinks.Size, Default: int64(0),
+		Doc: "Add a STRING column `<name>__type` after each sql_variant column with each value's base type as T-SQL spells it."},
+	{Name: "max_rows", Range: &sinks.Range{Min: 0, Max: math.MaxInt64}, Type: sinks.Int, Default: int64(0),
+		Doc: "Split the output into numbered files `name.0001.parquet`, ... of at most this many rows; 0 = no limit."},
+	{Name: "max_bytes", Range: &sinks.Range{Min: 0, Max: math.MaxInt64}, Type: sinks.Size, Default: int64(0),
 		Doc: "Start a new numbered file once a file's row groups reach this many compressed bytes (cut at row-group boundaries); 0 = no limit."},
-	{Name: "parallel", Type: sinks.Int, DefaultDoc: "1 on up to 2 CPUs, else 2",
-		Doc: "Row groups encoded and compressed at once, each on its own goroutine, while decoding fills the next; memory is about (parallel+1) × row_group_bytes."},
+	{Name: "parallel", Range: &sinks.Range{Min: 1, Max: 64}, Type: sinks.Int, DefaultDoc: "1 on up to 2 CPUs, else 2",
+		Doc: "Row groups encoding at once (each by one goroutine per CPU) while decoding fills the next; memory is about (parallel+2) × row_group_bytes."},
 	{Name: "partition_by", Type: sinks.List, Default: []string{},
-		Doc: "Hive-style partitions <root>/<col>=<value>/.../part-0001.parquet by these columns (bit, integer, date, uniqueidentifier or non-LOB char/varchar/nchar/nvarchar)."},
+		Doc: "Hive-style partitions `<root>/<col>=<value>/.../part-0001.parquet` by these columns (bit, integer, date, uniqueidentifier or non-LOB char/varchar/nchar/nvarchar)."},
 	{Name: "partition_columns_in_file", Type: sinks.Bool, Default: false,
 		Doc: "Also store the partition columns in the files (readers rebuild them from the directory names)."},
-	{Name: "max_open_partitions", Type: sinks.Int, DefaultDoc: "32 (with partition_by)",
+	{Name: "max_open_partitions", Range: &sinks.Range{Min: 1, Max: 100000}, Type: sinks.Int, DefaultDoc: "32 (with partition_by)",
 		Doc: "Partitions with an open file and buffer; a row for another first closes the least recently used."},
-	{Name: "partition_buffer_bytes", Type: sinks.Size, DefaultDoc: "row_group_bytes (with partition_by)",
+	{Name: "partition_buffer_bytes", Range: &sinks.Range{Min: 1 << 10, Max: math.MaxInt64}, Type: sinks.Size, DefaultDoc: "row_group_bytes (with partition_by)",
 		Doc: "Cap on the rows buffered across all open partitions; beyond it the largest is written out as a row group."},
 }
 
