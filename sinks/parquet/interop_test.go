@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +18,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/internal/duckdbtest"
@@ -255,10 +255,6 @@ func duckCanon(v any, p colPlan) string {
 		return fmt.Sprintf("f32:%08x", math.Float32bits(x))
 	case float64:
 		return fmt.Sprintf("f64:%016x", math.Float64bits(x))
-	case duckdb.Decimal:
-		return bigCanon(x.Value, int(x.Scale))
-	case duckdb.UUID:
-		return guidCanon(x[:])
 	case time.Time:
 		switch p.kind {
 		case kDate:
@@ -284,6 +280,20 @@ func duckCanon(v any, p colPlan) string {
 			parts[i] = duckCanon(e, p)
 		}
 		return "[" + strings.Join(parts, ",") + "]"
+	}
+	// DuckDB's own types, seen by their shape (the driver is imported only
+	// where cgo is, in internal/duckdbtest): Decimal{Width, Scale, Value}
+	// and UUID [16]byte.
+	rv := reflect.ValueOf(v)
+	switch {
+	case rv.Kind() == reflect.Struct && rv.FieldByName("Scale").IsValid() && rv.FieldByName("Value").IsValid():
+		if b, ok := rv.FieldByName("Value").Interface().(*big.Int); ok {
+			return bigCanon(b, int(rv.FieldByName("Scale").Uint()))
+		}
+	case rv.Kind() == reflect.Array && rv.Len() == 16 && rv.Type().Elem().Kind() == reflect.Uint8:
+		b := make([]byte, 16)
+		reflect.Copy(reflect.ValueOf(b), rv)
+		return guidCanon(b)
 	}
 	return fmt.Sprintf("?%T", v)
 }
