@@ -28,6 +28,17 @@ func TestHarnessChecksumParity(t *testing.T) {
 	if haveBCP != nil && os.Getenv("CI") != "" {
 		t.Fatal("freebcp missing in CI")
 	}
+	// the parquet mode: tdsextract's Parquet sink and DuckDB's writer must
+	// write files that DuckDB reads back as the same rows
+	for _, shape := range []string{"lineitem", "temporal"} {
+		rs, err := runParquet(srv.Addr(), shape, 3, nil)
+		if err != nil {
+			t.Fatalf("%s/parquet: %v", shape, err)
+		}
+		if len(rs) != 4 || rs[0].Rows != rows["dbo."+shape] || rs[0].FileBytes == 0 || rs[1].FileBytes == 0 {
+			t.Fatalf("%s/parquet: %+v", shape, rs)
+		}
+	}
 	for _, shape := range []string{"poc48", "odbc5", "wide601", "lob", "temporal", "lineitem"} {
 		for _, mode := range []string{"memory", "loopback"} {
 			rs, err := runShape(srv.Addr(), shape, mode, 3, haveBCP == nil)

@@ -80,9 +80,11 @@ type Result struct {
 	// OrderBias is the median time of the reps run in reverse leg order
 	// over that of the reps in forward order: far from 1, what ran just
 	// before the leg moved its time.
-	OrderBias   float64 `json:"order_bias"`
-	Checksum    string  `json:"checksum"`
-	RatioToTDSX *Ratio  `json:"ratio_vs_tdsextract,omitempty"`
+	OrderBias float64 `json:"order_bias"`
+	// FileBytes is the size of the file a parquet-mode leg wrote.
+	FileBytes   int64  `json:"file_bytes,omitempty"`
+	Checksum    string `json:"checksum"`
+	RatioToTDSX *Ratio `json:"ratio_vs_tdsextract,omitempty"`
 	// CPURatioToTDSX is this leg's CPU time over tdsextract's, per
 	// interleaved pair (the PostgreSQL suite).
 	CPURatioToTDSX *Ratio    `json:"cpu_ratio_vs_tdsextract,omitempty"`
@@ -120,7 +122,7 @@ func main() {
 		out    = flag.String("out", "bench/results/latest.json", "JSON results file")
 		md     = flag.String("md", "bench/results/latest.md", "also write the summary and the full markdown table here")
 		shapes = flag.String("shapes", "poc48,odbc5,wide601,lob,temporal,lineitem", "shapes to run")
-		modes  = flag.String("modes", "memory,loopback", "memory, loopback")
+		modes  = flag.String("modes", "memory,loopback", "memory, loopback, parquet (tdsextract's Parquet sink beside DuckDB's writer, parquet.go)")
 		reps   = flag.Int("reps", 9, "repetitions per leg (the first is discarded; at least 9)")
 		rowsF  = flag.Int64("rows", 0, "override the row count of every shape")
 		noBCP  = flag.Bool("no-freebcp", false, "skip the freebcp leg")
@@ -129,6 +131,7 @@ func main() {
 		suite  = flag.String("suite", "fetch", "fetch (decode into checksums) or postgres (load PostgreSQL; shapes default poc48,odbc5,temporal,lineitem)")
 		pgURL  = flag.String("pg", "", "PostgreSQL for -suite postgres (superuser: the ceiling legs COPY server-side files); default: a throwaway PostgreSQL started for the run")
 		noPGL  = flag.Bool("no-pgloader", false, "skip the pgloader leg of -suite postgres")
+		pqSet  = flag.String("parquet-set", "", "parquet mode: sink options for tdsextract's legs, key=value,... (default: the sink's defaults)")
 	)
 	flag.Parse()
 	if *prof != "" {
@@ -194,7 +197,13 @@ func main() {
 	var results []Result
 	for _, shape := range strings.Split(*shapes, ",") {
 		for _, mode := range strings.Split(*modes, ",") {
-			rs, err := runShape(addr, shape, mode, *reps, !*noBCP)
+			var rs []Result
+			var err error
+			if mode == "parquet" {
+				rs, err = runParquet(addr, shape, *reps, parseSet(*pqSet))
+			} else {
+				rs, err = runShape(addr, shape, mode, *reps, !*noBCP)
+			}
 			if err != nil {
 				fail(fmt.Errorf("%s/%s: %w", shape, mode, err))
 			}
@@ -202,7 +211,22 @@ func main() {
 			printTable(os.Stderr, rs)
 		}
 	}
-	writeResults(results, summary(results)+"\n"+markdown(results), *md, *out)
+	table := summary(results) + "\n" + markdown(results)
+	if strings.Contains(*modes, "parquet") {
+		table = parquetSummary(results) + "\n" + table
+	}
+	writeResults(results, table, *md, *out)
+}
+
+// parseSet reads key=value,key=value.
+func parseSet(s string) map[string]any {
+	out := map[string]any{}
+	for _, kv := range strings.Split(s, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return out
 }
 
 // flagSet reports whether the named flag was given.
@@ -418,6 +442,36 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 		mssqlLeg("go-mssqldb-typed", mssqlConnector, query, true),
 	}, legs...)
 
+	res, err := runReps(legs, reps)
+	if err != nil {
+		return nil, err
+	}
+	// Checksum parity between the Go legs (and freebcp's text checksum
+	// against tdsextract's text pass).
+	for i, l := range legs {
+		goLeg := strings.HasPrefix(l.name, "tdsextract") || strings.HasPrefix(l.name, "go-mssqldb")
+		if goLeg && (res[i].sum != res[0].sum && !l.rowsOnly || res[i].rows != res[0].rows) {
+			return nil, fmt.Errorf("CHECKSUM MISMATCH: %s %s (%d rows) vs tdsextract %s (%d rows)", l.name, res[i].sum, res[i].rows, res[0].sum, res[0].rows)
+		}
+		if l.name == "freebcp" && (res[i].sum != wantText || res[i].rows != res[0].rows) {
+			return nil, fmt.Errorf("CHECKSUM MISMATCH: freebcp %s (%d rows) vs tdsextract's text pass %s (%d rows)", res[i].sum, res[i].rows, wantText, res[0].rows)
+		}
+	}
+	rowsN := res[0].rows
+	var out []Result
+	for i, l := range legs {
+		o := res[i]
+		r := legResult(shape, mode, l.name, &o, &res[0], i > 0, rowsN, int64(len(rawReply)))
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// runReps runs every leg reps times, interleaved (A B C, C B A, ...), each
+// once untimed before each timed run unless it is cold; the first rep is
+// a discarded warm-up, and every later one must give the same checksum
+// and rows.
+func runReps(legs []leg, reps int) ([]legObs, error) {
 	res := make([]legObs, len(legs))
 	for r := 0; r < reps; r++ {
 		order := make([]int, len(legs))
@@ -466,25 +520,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 			}
 		}
 	}
-	// Checksum parity between the Go legs (and freebcp's text checksum
-	// against tdsextract's text pass).
-	for i, l := range legs {
-		goLeg := strings.HasPrefix(l.name, "tdsextract") || strings.HasPrefix(l.name, "go-mssqldb")
-		if goLeg && (res[i].sum != res[0].sum && !l.rowsOnly || res[i].rows != res[0].rows) {
-			return nil, fmt.Errorf("CHECKSUM MISMATCH: %s %s (%d rows) vs tdsextract %s (%d rows)", l.name, res[i].sum, res[i].rows, res[0].sum, res[0].rows)
-		}
-		if l.name == "freebcp" && (res[i].sum != wantText || res[i].rows != res[0].rows) {
-			return nil, fmt.Errorf("CHECKSUM MISMATCH: freebcp %s (%d rows) vs tdsextract's text pass %s (%d rows)", res[i].sum, res[i].rows, wantText, res[0].rows)
-		}
-	}
-	rowsN := res[0].rows
-	var out []Result
-	for i, l := range legs {
-		o := res[i]
-		r := legResult(shape, mode, l.name, &o, &res[0], i > 0, rowsN, int64(len(rawReply)))
-		out = append(out, r)
-	}
-	return out, nil
+	return res, nil
 }
 
 // legObs is what the reps of one leg measured.
@@ -820,7 +856,13 @@ func summary(rs []Result) string {
 	var b strings.Builder
 	b.WriteString("| shape | mode | tdsextract rows/s | allocs/row | go-mssqldb time (× tdsextract's) | go-mssqldb allocs/row | go-mssqldb typed (×) | freebcp time (×) | tdsextract / raw-server throughput | ms: walk / discard / tdsextract | checksum |\n")
 	b.WriteString("|---|---|---:|---:|---|---:|---|---|---:|---|---|\n")
-	order, by := byShape(rs)
+	var fetch []Result // the parquet mode has parquetSummary
+	for _, r := range rs {
+		if r.Mode != "parquet" {
+			fetch = append(fetch, r)
+		}
+	}
+	order, by := byShape(fetch)
 	ratio := func(r Result, ok bool) string {
 		if !ok || r.RatioToTDSX == nil {
 			return "-"

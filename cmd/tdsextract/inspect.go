@@ -30,7 +30,7 @@ table extracts (their columns, convert overrides and sinks with their options);
 otherwise the --table flags, with the --to sinks and their --set options.`,
 		Example: `  tdsextract inspect configs/parquet.yaml
   tdsextract inspect --source 'sqlserver://sa@127.0.0.1:14330?database=sample&encrypt=disable' \
-      --password-env PW --table dbo.type_matrix --to parquet --set parquet.timestamp_nanos=false`,
+      --password-env PW --table dbo.type_matrix --to parquet --set parquet.timestamp_unit=nanos`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var job *engine.JobConfig

@@ -207,7 +207,7 @@ func TestExportAndInspect(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("inspect: code %d\n%s\n%s", code, out, errOut)
 	}
-	for _, w := range []string{"datetime2(7)", "decimal(38,38)", "uniqueidentifier", "geography", "[c_geography].STAsBinary() AS [c_geography]", "DECIMAL(38,38)", "TIMESTAMP(NANOS"} {
+	for _, w := range []string{"datetime2(7)", "decimal(38,38)", "uniqueidentifier", "geography", "[c_geography].STAsBinary() AS [c_geography]", "DECIMAL(38,38)", "TIMESTAMP(MICROS, not UTC-adjusted) (LOSSY)", "100 ns digit is truncated"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("inspect output lacks %q:\n%s", w, out)
 		}
@@ -289,12 +289,12 @@ func TestSetOptionsAndInspectJob(t *testing.T) {
 	}
 	base := []string{"--source", src, "--password-env", "TEST_PW", "--table", "dbo.type_matrix"}
 	def := inspectOut(append(base, "--to", "csv,parquet")...)
-	set := inspectOut(append(base, "--to", "csv,parquet", "--set", "csv.bool_format=1_0", "--set", "parquet.timestamp_nanos=false")...)
+	set := inspectOut(append(base, "--to", "csv,parquet", "--set", "csv.bool_format=1_0", "--set", "parquet.timestamp_unit=nanos")...)
 	if !strings.Contains(def, "bool as true/false") || !strings.Contains(set, "bool as 1/0") {
 		t.Errorf("csv.bool_format not reflected:\n%s", set)
 	}
-	if !strings.Contains(def, "TIMESTAMP(NANOS") || !strings.Contains(set, "TIMESTAMP(MICROS") {
-		t.Errorf("parquet.timestamp_nanos not reflected:\n%s", set)
+	if !strings.Contains(def, "TIMESTAMP(MICROS") || !strings.Contains(set, "TIMESTAMP(NANOS") {
+		t.Errorf("parquet.timestamp_unit not reflected:\n%s", set)
 	}
 
 	// A job file: its columns, its convert override and its sink options.

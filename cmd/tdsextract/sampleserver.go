@@ -141,10 +141,6 @@ var demoTables = []string{
 	"dbo.text_cp1252", "dbo.text_cp1251", "dbo.text_cp932", "dbo.text_utf8",
 }
 
-// fullRangeTemporal are demo tables with datetime2(7) values across the
-// whole 0001..9999 range.
-var fullRangeTemporal = map[string]bool{"dbo.type_matrix": true, "dbo.temporal": true}
-
 func newDemoCmd(g *globalOpts) *cobra.Command {
 	var out string
 	var to []string
@@ -181,22 +177,10 @@ func newDemoCmd(g *globalOpts) *cobra.Command {
 				job.Sinks = append(job.Sinks, engine.SinkConfig{Type: t, Options: map[string]any{"path": out + "/" + t + "/"}})
 			}
 			for _, t := range demoTables {
+				// every sink with its default options: they hold every
+				// value of every sample table (0001-01-01, 9999-12-31
+				// 23:59:59.9999999 included)
 				ex := engine.ExtractConfig{Table: t, Verify: "count"}
-				if fullRangeTemporal[t] {
-					// These tables hold dates such as 0001-01-01 and
-					// 9999-12-31, outside what Parquet TIMESTAMP(NANOS) can
-					// hold (1677..2262): store MICROS there rather than fail.
-					for _, s := range job.Sinks {
-						opts := map[string]any{}
-						for k, v := range s.Options {
-							opts[k] = v
-						}
-						if s.Type == "parquet" {
-							opts["timestamp_nanos"] = false
-						}
-						ex.Sinks = append(ex.Sinks, engine.SinkConfig{Type: s.Type, Options: opts})
-					}
-				}
 				job.Extracts = append(job.Extracts, ex)
 			}
 			fmt.Fprintf(g.stdout, "demo: sample server on %s; exporting %d tables to %s (%s)\n", srv.Addr(), len(demoTables), out, strings.Join(to, ", "))

@@ -1,17 +1,29 @@
-// Package parquet is the Parquet sink of tdsextract (issue 6, DESIGN.md §3
-// and §7), built on github.com/parquet-go/parquet-go.
+// Package parquet is the Parquet sink of tdsextract, built on
+// github.com/parquet-go/parquet-go.
 //
 // Data path: each cell call writes the value once into a typed batch the
 // sink owns (a uint64 per fixed-width value, a byte arena plus end offsets
 // for byte arrays, definition levels for nullable columns); nothing is
 // allocated per row or per cell and no parquet.Row is built. When a batch
-// reaches the row-group size (row_group_bytes, default 128 MiB, or
-// row_group_rows) it is handed to a goroutine that turns it, 8192 values at
-// a time, into parquet.Values pointing at the batch's bytes and writes them
-// with ColumnWriter.WriteRowValues into a ConcurrentRowGroupWriter, which
-// encodes and compresses the pages; finished row groups are committed to
-// the file in order by the sink's goroutine. Up to `parallel` row groups
-// are compressed at once while decoding fills the next batch.
+// reaches the row-group size (row_group_bytes, default 32 MiB, or
+// row_group_rows) its columns are shared out, largest first, to one
+// goroutine per CPU (GOMAXPROCS), each turning whole columns, 8192 values
+// at a time, into parquet.Values pointing at the batch's bytes, writing
+// them into the row group's column writers and flushing (encoding and
+// compressing) their pages, while decoding fills the next batch; finished
+// row groups are committed to the file in order by the sink's goroutine.
+// Up to `parallel` row groups encode at once.
+//
+// Encodings (choose.go): every column's encoding is chosen by trial on a
+// sample of the run's first batch (8 runs of consecutive rows): PLAIN,
+// RLE_DICTIONARY, DELTA_BINARY_PACKED (integers, dates, timestamps),
+// BYTE_STREAM_SPLIT (floats) and DELTA_LENGTH_BYTE_ARRAY (byte arrays)
+// are applied and compressed, and the smallest, scaled to the row group,
+// wins; a column compression does not shrink by 3% is stored
+// uncompressed. Definition levels are RLE/bit-packed in version 1 data
+// pages (compressed with the values), booleans bit-packed. zstd runs at
+// klauspost/compress's fastest level with entropy coding of literals
+// always on (codec.go).
 //
 // Memory bound: (parallel + 1) batches of about row_group_bytes each
 // (batches are sized from the previous row group plus 1/8 headroom and
@@ -19,31 +31,44 @@
 // the compressed pages of the row groups in flight (at most their
 // uncompressed size) and one page buffer (page_bytes) per column per
 // encoding row group. With the defaults on a 2-core machine (parallel 1)
-// that is about 2 × 128 MiB plus the compressed output of one row group;
-// TestParquetMemoryBound checks it (opt-in, PARQUET_MEMTEST_ROWS). Lower
-// row_group_bytes for wide or LOB tables on small machines. A single value
-// larger than a row group is held whole (Parquet stores values whole).
+// that is about 2 × 32 MiB plus the compressed output of one row group;
+// TestParquetMemoryBound checks it (opt-in, PARQUET_MEMTEST_ROWS). The
+// batch is counted as 8 bytes per value plus the bytes of variable-length
+// values, so a wide table reaches it in fewer rows, not with more memory:
+// wide601 (601 columns, about 6 KB a row held) makes row groups of about
+// 5,500 rows. While a row group encodes, parquet-go's column buffers
+// hold up to page_bytes (256 KiB) of each column, at most about one more
+// copy of the row group: with the defaults, budget 3 × 32 MiB for a wide
+// table. Lower row_group_bytes (e.g. 8MiB) and page_bytes (e.g. 64KiB)
+// for wide or LOB tables on small machines.
+// A single value larger than a row group is held whole (Parquet stores
+// values whole).
 //
-// Types (DESIGN.md §7): bit BOOLEAN; tinyint INT32 INT(8,false); smallint
+// Types: bit BOOLEAN; tinyint INT32 INT(8,false); smallint
 // INT32 INT(16,true); int INT32; bigint INT64; real FLOAT; float DOUBLE;
 // decimal(p,s) DECIMAL(p,s) as INT32 (p<=9), INT64 (p<=18) or big-endian
 // two's complement FIXED_LEN_BYTE_ARRAY of the minimal length for p;
 // money DECIMAL(19,4) FIXED_LEN_BYTE_ARRAY(9); smallmoney DECIMAL(10,4)
 // INT64; date DATE; time(7) TIME NANOS, time(0..6) TIME MICROS (not
-// UTC-adjusted); datetime2(7) TIMESTAMP NANOS, datetime2(0..6) MICROS,
-// datetime and smalldatetime MILLIS rounded as SQL Server shows them (all
-// not UTC-adjusted); datetimeoffset TIMESTAMP UTC-adjusted (NANOS for
-// scale 7) plus, by default, an INT16 column "<name>__offset_minutes"
-// right after it with the original offset; uniqueidentifier UUID (RFC
-// byte order); char/varchar/text/nchar/nvarchar/ntext/xml STRING; json
+// UTC-adjusted); datetime2 TIMESTAMP MICROS, datetime and smalldatetime
+// MILLIS rounded as SQL Server shows them (all not UTC-adjusted);
+// datetimeoffset TIMESTAMP MICROS UTC-adjusted plus, by default, an INT16
+// column "<name>__offset_minutes" right after it with the original
+// offset; uniqueidentifier UUID (RFC byte order);
+// char/varchar/text/nchar/nvarchar/ntext/xml STRING; json
 // JSON; binary(n) and rowversion FIXED_LEN_BYTE_ARRAY(n); varbinary, image
 // and UDTs BYTE_ARRAY; vector LIST<FLOAT>; sql_variant STRING holding the
 // text of its base value. Columns keep the source's names and order;
 // nullable source columns are OPTIONAL, the others REQUIRED.
 //
-// TIMESTAMP NANOS covers 1677-09-21 .. 2262-04-11 only: a datetime2(7) or
-// datetimeoffset(7) value outside fails the run with an error naming the
-// column; set timestamp_nanos: false to store MICROS instead.
+// Timestamps are MICROS by default (timestamp_unit: micros): every SQL
+// Server date fits, and it is what Spark, BigQuery, DuckDB, pyarrow and
+// Polars read. The 100 ns digit of a scale-7 datetime2 or datetimeoffset
+// is truncated, never rounded (rounding would carry 9999-12-31
+// 23:59:59.9999999 into year 10000), and the mapping reports it lossy.
+// timestamp_unit: nanos keeps the digit but TIMESTAMP NANOS covers only
+// 1677-09-21 .. 2262-04-11: a value outside fails the run with an error
+// naming the column and the row.
 //
 // Files are written under a temporary name next to the final one, fsynced
 // and renamed in Publish; Abort removes them. max_rows / max_bytes split

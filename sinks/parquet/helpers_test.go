@@ -88,14 +88,7 @@ func readBack(t testing.TB, path string) readResult {
 		res.logical = append(res.logical, c.Path()+" "+c.PhysicalType().String()+" "+lt)
 	}
 	res.groups = rdr.NumRowGroups()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatalf("arrow-go read: %v", err)
-	}
+	tbl := arrowTable(t, rdr)
 	defer tbl.Release()
 	n := int(tbl.NumRows())
 	res.rows = make([][]string, n)
@@ -110,6 +103,20 @@ func readBack(t testing.TB, path string) readResult {
 		}
 	}
 	return res
+}
+
+// arrowTable reads the whole file with arrow-go's pqarrow reader.
+func arrowTable(t testing.TB, rdr *file.Reader) arrow.Table {
+	t.Helper()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatalf("arrow-go read: %v", err)
+	}
+	return tbl
 }
 
 func arrowStr(a arrow.Array, i int) string {

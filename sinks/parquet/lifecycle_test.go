@@ -2,8 +2,10 @@ package parquet
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,29 +93,54 @@ func TestParquetSplitRowGroupsAndParallel(t *testing.T) {
 	}
 }
 
-func TestParquetDictionary(t *testing.T) {
+// TestParquetEncodingChoice checks the per-column encodings chosen by
+// trial (read back from the file's metadata by arrow-go): a sorted key
+// gets DELTA_BINARY_PACKED, a category column a dictionary, unique short
+// text PLAIN (zstd finds its shared prefixes; no dictionary unless
+// dictionary: all), random GUIDs are left uncompressed.
+func TestParquetEncodingChoice(t *testing.T) {
+	cols := append(simpleCols(), ncol("g", decode.TypeInfo{Type: decode.TypeGUID, Size: 16}))
+	rows := simpleRows(20000)
+	h := uint64(1)
+	for i := range rows {
+		h = h*6364136223846793005 + 1442695040888963407
+		rows[i][2] = cell{Kind: 's', S: []string{"red", "green", "blue", "cyan", "magenta"}[(h>>33)%5]}
+		var g decode.GUID
+		binary.LittleEndian.PutUint64(g[:], h)
+		binary.LittleEndian.PutUint64(g[8:], h*31+7)
+		rows[i] = append(rows[i], cell{Kind: 'g', G: g})
+	}
 	for _, mode := range []string{"auto", "all", "none"} {
 		dir := t.TempDir()
-		st := writeTable(t, Config{Path: dir, Dictionary: mode}, simpleCols(), simpleRows(2000))
+		st := writeTable(t, Config{Path: dir, Dictionary: mode}, cols, rows)
 		rdr, err := file.OpenParquetFile(st.Files[0], false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rg := rdr.MetaData().RowGroup(0)
-		dict := func(c int) bool {
+		desc := func(c int) string {
 			cc, err := rg.ColumnChunk(c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return cc.HasDictionaryPage()
+			var e []string
+			for _, x := range cc.Encodings() {
+				e = append(e, x.String())
+			}
+			slices.Sort(e)
+			return strings.Join(e, ",") + " " + cc.Compression().String()
 		}
-		got := []bool{dict(1), dict(2)}
-		want := map[string][]bool{"auto": {false, true}, "all": {true, true}, "none": {false, false}}[mode]
-		if got[0] != want[0] || got[1] != want[1] {
-			t.Errorf("%s: dictionary on s=%v cat=%v, want %v", mode, got[0], got[1], want)
+		got := []string{desc(0), desc(1), desc(2), desc(3)}
+		want := map[string][]string{
+			"auto": {"DELTA_BINARY_PACKED ZSTD", "PLAIN,RLE ZSTD", "PLAIN,RLE,RLE_DICTIONARY ZSTD", "PLAIN,RLE UNCOMPRESSED"},
+			"all":  {"DELTA_BINARY_PACKED ZSTD", "PLAIN,RLE,RLE_DICTIONARY ZSTD", "PLAIN,RLE,RLE_DICTIONARY ZSTD", "PLAIN,RLE UNCOMPRESSED"},
+			"none": {"DELTA_BINARY_PACKED ZSTD", "PLAIN,RLE ZSTD", "PLAIN,RLE ZSTD", "PLAIN,RLE UNCOMPRESSED"},
+		}[mode]
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: encodings\n%q\nwant\n%q", mode, got, want)
 		}
 		rdr.Close()
-		if len(readBack(t, st.Files[0]).rows) != 2000 {
+		if len(readBack(t, st.Files[0]).rows) != len(rows) {
 			t.Fatal("rows")
 		}
 	}
@@ -186,17 +213,17 @@ func TestParquetFailuresLeaveNothing(t *testing.T) {
 	})
 	t.Run("nanos_out_of_range", func(t *testing.T) {
 		cols := []decode.Column{ncol("d", decode.TypeInfo{Type: decode.TypeDateTime2N, Scale: 7})}
-		rows := [][]cell{{{Kind: 'T', DT: dtOf(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))}}, {{Kind: 'T', DT: dtOf(time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC))}}}
-		_, err := run(t, Config{}, cols, rows)
-		if err == nil || !strings.Contains(err.Error(), "timestamp_nanos: false") {
+		rows := [][]cell{{{Kind: 'T', DT: dtOf(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))}}, {{Kind: 'T', DT: dtOf(time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC))}}}
+		_, err := run(t, Config{TimestampUnit: "nanos"}, cols, rows)
+		if err == nil || !strings.Contains(err.Error(), `column "d", row 2: 9999-12-31 23:59:59.9999999 is outside TIMESTAMP NANOS`) {
 			t.Fatalf("err %v", err)
 		}
-		// with timestamp_nanos: false the same rows are written (MICROS)
-		f := false
+		// by default (MICROS) the same rows are written, the 100 ns digit
+		// truncated: the value stays in 9999
 		dir := t.TempDir()
-		st := writeTable(t, Config{Path: dir, TimestampNanos: &f}, cols, rows)
+		st := writeTable(t, Config{Path: dir}, cols, rows)
 		res := readBack(t, st.Files[0])
-		if res.rows[1][0] != "ts(us,):"+strconv.FormatInt(time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC).UnixMicro(), 10) {
+		if res.rows[1][0] != "ts(us,):"+strconv.FormatInt(time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro(), 10) {
 			t.Fatalf("%v", res.rows)
 		}
 	})
@@ -232,7 +259,7 @@ func TestParquetFailuresLeaveNothing(t *testing.T) {
 func TestParquetConfig(t *testing.T) {
 	bad := []map[string]any{
 		{"compression": "lz4"}, {"row_group_bytes": 10}, {"page_bytes": 1}, {"dictionary": "some"},
-		{"parallel": -1}, {"max_rows": -5}, {"unknown": true}, {"compression": "zstd", "compression_level": 9},
+		{"parallel": -1}, {"max_rows": -5}, {"unknown": true}, {"compression": "zstd", "compression_level": 9}, {"timestamp_unit": "millis"}, {"timestamp_nanos": true},
 	}
 	f := Factory()
 	for _, o := range bad {
@@ -244,19 +271,43 @@ func TestParquetConfig(t *testing.T) {
 		}
 	}
 	c, err := ParseConfig(map[string]any{"row_group_rows": "5000", "offset_column": "false", "compression": "SNAPPY"})
-	if err != nil || c.RowGroupRows != 5000 || *c.OffsetColumn || c.Compression != "snappy" || c.RowGroupBytes != DefaultRowGroupBytes || !*c.TimestampNanos {
+	if err != nil || c.RowGroupRows != 5000 || *c.OffsetColumn || c.Compression != "snappy" || c.RowGroupBytes != DefaultRowGroupBytes || c.TimestampUnit != "micros" {
 		t.Fatalf("%+v %v", c, err)
 	}
-	// mapping: lossy flags
-	s, _ := New(Config{OffsetColumn: new(bool)})
-	m := s.Mapping([]decode.Column{
+	// mapping: lossy flags, from the factory without a sink
+	cols := []decode.Column{
 		ncol("dto", decode.TypeInfo{Type: decode.TypeDateTimeOffset, Scale: 3}),
 		ncol("v", decode.TypeInfo{Type: decode.TypeVariant}),
 		ncol("d", decode.TypeInfo{Type: decode.TypeDecimalN, Precision: 38, Scale: 2}),
 		ncol("dt7", decode.TypeInfo{Type: decode.TypeDateTime2N, Scale: 7}),
-	})
-	if !m[0].Lossy || m[1].Lossy || !strings.Contains(m[1].Target, "v__type") || m[2].Lossy || m[2].Target != "DECIMAL(38,2) FIXED_LEN_BYTE_ARRAY(16)" || m[3].Lossy || !strings.Contains(m[3].Why, "1677") {
+		ncol("dto7", decode.TypeInfo{Type: decode.TypeDateTimeOffset, Scale: 7}),
+		ncol("dt6", decode.TypeInfo{Type: decode.TypeDateTime2N, Scale: 6}),
+	}
+	m, err := f.Mapping(map[string]any{"offset_column": false}, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m[0].Lossy || m[1].Lossy || !strings.Contains(m[1].Target, "v__type") || m[2].Lossy || m[2].Target != "DECIMAL(38,2) FIXED_LEN_BYTE_ARRAY(16)" ||
+		!m[3].Lossy || !strings.Contains(m[3].Why, "truncated") || !strings.Contains(m[3].Target, "MICROS") || !m[4].Lossy || m[5].Lossy {
 		t.Fatalf("%+v", m)
+	}
+	m, err = f.Mapping(map[string]any{"timestamp_unit": "nanos"}, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m[3].Lossy || !strings.Contains(m[3].Target, "NANOS") || !strings.Contains(m[3].Why, "1677") || m[4].Lossy || !strings.Contains(m[5].Target, "MICROS") {
+		t.Fatalf("%+v", m)
+	}
+	if _, err := f.Mapping(map[string]any{"timestamp_unit": "seconds"}, cols); err == nil {
+		t.Fatal("Mapping accepted a bad option")
+	}
+	if len(f.Options) == 0 {
+		t.Fatal("no declared options")
+	}
+	for _, o := range f.Options {
+		if o.Doc == "" || (o.Default == nil && o.DefaultDoc == "") {
+			t.Errorf("option %s: no doc or default", o.Name)
+		}
 	}
 }
 

@@ -64,13 +64,13 @@ type partition struct {
 
 // partitionIndex returns the position in partition_by naming column name
 // (exactly, or else case-insensitively), or -1.
-func (s *Sink) partitionIndex(name string) int {
-	for i, p := range s.cfg.PartitionBy {
+func (c *Config) partitionIndex(name string) int {
+	for i, p := range c.PartitionBy {
 		if p == name {
 			return i
 		}
 	}
-	for i, p := range s.cfg.PartitionBy {
+	for i, p := range c.PartitionBy {
 		if strings.EqualFold(p, name) {
 			return i
 		}
@@ -105,8 +105,8 @@ func partitionable(c *decode.Column, p *colPlan) error {
 	case kBool, kInt32, kInt64, kDate, kUUID:
 		ok = true
 	case kString:
-		switch c.Type.Type {
-		case decode.TypeXML, decode.TypeJSON, decode.TypeText, decode.TypeNText:
+		switch c.Kind() {
+		case decode.KindXML, decode.KindJSON, decode.KindText, decode.KindNText:
 		default:
 			ok = !c.Type.IsPLP()
 		}
@@ -345,7 +345,7 @@ func (s *Sink) newPartition() *partition {
 	}
 	cfg := s.cfg
 	cfg.PartitionBy = nil
-	c := &Sink{cfg: cfg, info: s.info, split: true, codec: s.codec, cols: s.cols, plans: pt.cplans,
+	c := &Sink{cfg: cfg, info: s.info, split: true, codec: s.codec, threads: s.threads, cols: s.cols, plans: pt.cplans,
 		started: true, fixedBytes: s.fixedBytes, partDir: dir}
 	p := &partition{sink: c, dir: dir}
 	pt.parts[string(pt.key)] = p

@@ -95,6 +95,10 @@ var decimalBytes = func() [39]int {
 	return t
 }()
 
+// truncatedWhy is the mapping's note for a scale-7 datetime2 or
+// datetimeoffset column written as MICROS.
+const truncatedWhy = "scale 7 written as TIMESTAMP MICROS: the 100 ns digit is truncated (timestamp_unit: nanos keeps it, for values within 1677-09-21 .. 2262-04-11)"
+
 // colPlan is the mapping of one source column, decided once per result set.
 type colPlan struct {
 	kind     kind
@@ -108,46 +112,35 @@ type colPlan struct {
 	lossy    string
 }
 
-func (s *Sink) plan(c *decode.Column) colPlan {
+// plan maps one source column by its logical kind (decode.Kind), once
+// per result set; the cell calls then switch on the plan's kind only.
+func (cfg *Config) plan(c *decode.Column) colPlan {
 	ti := &c.Type
 	p := colPlan{optional: c.Nullable() || c.Flags&decode.ColFlagNullableUnknown != 0}
-	nanos := *s.cfg.TimestampNanos
+	nanos := cfg.TimestampUnit == "nanos"
 	set := func(k kind, n pq.Node, target string) {
 		p.kind, p.node, p.target = k, n, target
 	}
-	switch ti.Type {
-	case decode.TypeBit, decode.TypeBitN:
+	fixed := func(n int) {
+		p.fixedLen = n
+		set(kFixedBytes, pq.Leaf(pq.FixedLenByteArrayType(n)), fmt.Sprintf("FIXED_LEN_BYTE_ARRAY(%d)", n))
+	}
+	switch k := c.Kind(); k {
+	case decode.KindBit:
 		set(kBool, pq.Leaf(pq.BooleanType), "BOOLEAN")
-	case decode.TypeInt1:
+	case decode.KindTinyInt:
 		set(kInt32, pq.Uint(8), "INT32 (INT(8, unsigned))")
-	case decode.TypeInt2:
+	case decode.KindSmallInt:
 		set(kInt32, pq.Int(16), "INT32 (INT(16, signed))")
-	case decode.TypeInt4:
+	case decode.KindInt:
 		set(kInt32, pq.Int(32), "INT32")
-	case decode.TypeInt8:
+	case decode.KindBigInt:
 		set(kInt64, pq.Int(64), "INT64")
-	case decode.TypeIntN:
-		switch ti.Size {
-		case 1:
-			set(kInt32, pq.Uint(8), "INT32 (INT(8, unsigned))")
-		case 2:
-			set(kInt32, pq.Int(16), "INT32 (INT(16, signed))")
-		case 4:
-			set(kInt32, pq.Int(32), "INT32")
-		default:
-			set(kInt64, pq.Int(64), "INT64")
-		}
-	case decode.TypeFlt4:
+	case decode.KindReal:
 		set(kFloat, pq.Leaf(pq.FloatType), "FLOAT")
-	case decode.TypeFlt8:
+	case decode.KindFloat:
 		set(kDouble, pq.Leaf(pq.DoubleType), "DOUBLE")
-	case decode.TypeFltN:
-		if ti.Size == 4 {
-			set(kFloat, pq.Leaf(pq.FloatType), "FLOAT")
-		} else {
-			set(kDouble, pq.Leaf(pq.DoubleType), "DOUBLE")
-		}
-	case decode.TypeDecimalN, decode.TypeNumericN, decode.TypeDecimalLegacy, decode.TypeNumericLegacy:
+	case decode.KindDecimal:
 		prec, scale := int(ti.Precision), int(ti.Scale)
 		if prec < 1 || prec > 38 {
 			prec = 38
@@ -161,104 +154,102 @@ func (s *Sink) plan(c *decode.Column) colPlan {
 			p.fixedLen = decimalBytes[prec]
 			set(kDecFixed, pq.Decimal(scale, prec, pq.FixedLenByteArrayType(p.fixedLen)), fmt.Sprintf("DECIMAL(%d,%d) FIXED_LEN_BYTE_ARRAY(%d)", prec, scale, p.fixedLen))
 		}
-	case decode.TypeMoney4:
+	case decode.KindSmallMoney:
 		set(kMoneyInt64, pq.Decimal(4, 10, pq.Int64Type), "DECIMAL(10,4) INT64")
-	case decode.TypeMoney:
+	case decode.KindMoney:
 		p.fixedLen = decimalBytes[19]
 		set(kMoneyFixed, pq.Decimal(4, 19, pq.FixedLenByteArrayType(p.fixedLen)), "DECIMAL(19,4) FIXED_LEN_BYTE_ARRAY(9)")
-	case decode.TypeMoneyN:
-		if ti.Size == 4 {
-			set(kMoneyInt64, pq.Decimal(4, 10, pq.Int64Type), "DECIMAL(10,4) INT64")
-		} else {
-			p.fixedLen = decimalBytes[19]
-			set(kMoneyFixed, pq.Decimal(4, 19, pq.FixedLenByteArrayType(p.fixedLen)), "DECIMAL(19,4) FIXED_LEN_BYTE_ARRAY(9)")
-		}
-	case decode.TypeDateN:
+	case decode.KindDate:
 		set(kDate, pq.Date(), "DATE")
-	case decode.TypeTimeN:
-		if ti.Scale >= 7 && nanos {
+	case decode.KindTime:
+		// TIME NANOS holds every time(7) value (at most 86,400 s), so
+		// time keeps its 100 ns digit whatever timestamp_unit says.
+		if ti.Scale >= 7 {
 			set(kTimeNanos, pq.TimeAdjusted(pq.Nanosecond, false), "TIME(NANOS, not UTC-adjusted)")
 		} else {
 			set(kTimeMicros, pq.TimeAdjusted(pq.Microsecond, false), "TIME(MICROS, not UTC-adjusted)")
-			if ti.Scale >= 7 {
-				p.lossy = "time(7) stored as MICROS (timestamp_nanos: false): the 100 ns digit is rounded away"
-			}
 		}
-	case decode.TypeDateTime, decode.TypeDateTim4, decode.TypeDateTimeN:
+	case decode.KindSmallDateTime, decode.KindDateTime:
 		set(kTSMillis, pq.TimestampAdjusted(pq.Millisecond, false), "TIMESTAMP(MILLIS, not UTC-adjusted)")
-	case decode.TypeDateTime2N:
+	case decode.KindDateTime2:
 		if ti.Scale >= 7 && nanos {
 			set(kTSNanos, pq.TimestampAdjusted(pq.Nanosecond, false), "TIMESTAMP(NANOS, not UTC-adjusted)")
 		} else {
 			set(kTSMicros, pq.TimestampAdjusted(pq.Microsecond, false), "TIMESTAMP(MICROS, not UTC-adjusted)")
 			if ti.Scale >= 7 {
-				p.lossy = "datetime2(7) stored as MICROS (timestamp_nanos: false): the 100 ns digit is rounded away"
+				p.lossy = truncatedWhy
 			}
 		}
-	case decode.TypeDateTimeOffset:
+	case decode.KindDateTimeOffset:
 		if ti.Scale >= 7 && nanos {
 			set(kDTONanos, pq.TimestampAdjusted(pq.Nanosecond, true), "TIMESTAMP(NANOS, UTC-adjusted)")
 		} else {
 			set(kDTOMicros, pq.TimestampAdjusted(pq.Microsecond, true), "TIMESTAMP(MICROS, UTC-adjusted)")
 			if ti.Scale >= 7 {
-				p.lossy = "datetimeoffset(7) stored as MICROS (timestamp_nanos: false): the 100 ns digit is rounded away"
+				p.lossy = truncatedWhy
 			}
 		}
-		if *s.cfg.OffsetColumn {
+		if *cfg.OffsetColumn {
 			p.offset = true
 			p.target += " + " + c.Name + "__offset_minutes INT16"
 		} else if p.lossy == "" {
 			p.lossy = "the original UTC offset is dropped (offset_column: false); only the instant is kept"
 		}
-	case decode.TypeGUID:
+	case decode.KindUniqueIdentifier:
 		p.fixedLen = 16
 		set(kUUID, pq.UUID(), "FIXED_LEN_BYTE_ARRAY(16) UUID")
-	case decode.TypeJSON:
+	case decode.KindJSON:
 		set(kString, pq.JSON(), "BYTE_ARRAY JSON")
-	case decode.TypeBigChar, decode.TypeBigVarChar, decode.TypeChar, decode.TypeVarChar, decode.TypeText,
-		decode.TypeNChar, decode.TypeNVarChar, decode.TypeNText, decode.TypeXML:
-		set(kString, pq.String(), "BYTE_ARRAY STRING")
-	case decode.TypeBigBinary, decode.TypeBinary:
+	case decode.KindRowVersion:
+		fixed(8)
+	case decode.KindBinary:
 		if ti.Size >= 1 && ti.Size <= 8000 {
-			p.fixedLen = int(ti.Size)
-			set(kFixedBytes, pq.Leaf(pq.FixedLenByteArrayType(p.fixedLen)), fmt.Sprintf("FIXED_LEN_BYTE_ARRAY(%d)", p.fixedLen))
+			fixed(int(ti.Size))
 		} else {
 			set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY")
 		}
-	case decode.TypeBigVarBinary, decode.TypeVarBinary, decode.TypeImage, decode.TypeUDT:
-		set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY")
-		if ti.Type == decode.TypeUDT {
-			p.target = "BYTE_ARRAY (" + ti.UDTName + " bytes; WKB when the engine selects STAsBinary())"
-		}
-	case decode.TypeVector:
+	case decode.KindGeography, decode.KindGeometry, decode.KindHierarchyID, decode.KindUDT:
+		set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY ("+ti.UDTName+" bytes; WKB when the engine selects STAsBinary())")
+	case decode.KindVector:
 		set(kVector, pq.List(pq.Leaf(pq.FloatType)), "LIST<FLOAT>")
-	case decode.TypeVariant:
+	case decode.KindVariant:
 		set(kVariant, pq.String(), "BYTE_ARRAY STRING (text of the base value)")
-		if *s.cfg.VariantTypeColumn {
+		if *cfg.VariantTypeColumn {
 			p.vtype = true
 			p.target += " + " + c.Name + "__type STRING (base type)"
 		} else {
 			p.lossy = "sql_variant is written as the text of its base value; the base type is dropped (variant_type_column: false)"
 		}
 	default:
-		set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY (raw bytes of an unknown type)")
+		switch k.Class() {
+		case decode.ClassText: // char, varchar, text and the N- types, xml
+			set(kString, pq.String(), "BYTE_ARRAY STRING")
+		case decode.ClassBinary: // varbinary, image
+			set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY")
+		default:
+			set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY (raw bytes of an unknown type)")
+		}
 	}
 	return p
 }
 
 // Mapping describes each column's Parquet type (the pre-flight report).
-func (s *Sink) Mapping(cols []decode.Column) []sinks.ColumnMapping {
+func (s *Sink) Mapping(cols []decode.Column) []sinks.ColumnMapping { return s.cfg.mapping(cols) }
+
+// mapping is the pre-flight report of a sink with config cfg (defaults
+// applied).
+func (cfg *Config) mapping(cols []decode.Column) []sinks.ColumnMapping {
 	out := make([]sinks.ColumnMapping, len(cols))
 	for i := range cols {
-		p := s.plan(&cols[i])
+		p := cfg.plan(&cols[i])
 		out[i] = sinks.ColumnMapping{Target: p.target, Lossy: p.lossy != "", Why: p.lossy}
 		if p.kind == kTSNanos || p.kind == kDTONanos {
-			out[i].Why = "TIMESTAMP NANOS covers 1677-09-21 .. 2262-04-11 only: a value outside fails the run (set timestamp_nanos: false for MICROS)"
+			out[i].Why = "TIMESTAMP NANOS covers 1677-09-21 .. 2262-04-11 only: a value outside fails the run (timestamp_unit: micros covers every date)"
 		}
-		if s.partitionIndex(cols[i].Name) >= 0 {
+		if cfg.partitionIndex(cols[i].Name) >= 0 {
 			if err := partitionable(&cols[i], &p); err != nil {
 				out[i].Lossy, out[i].Why = true, err.Error()
-			} else if s.cfg.PartitionColumnsInFile {
+			} else if cfg.PartitionColumnsInFile {
 				out[i].Target += " + hive partition directory " + cols[i].Name + "=<value>"
 			} else {
 				out[i].Target = "hive partition directory " + cols[i].Name + "=<value> (not stored in the files)"
@@ -268,34 +259,47 @@ func (s *Sink) Mapping(cols []decode.Column) []sinks.ColumnMapping {
 	return out
 }
 
-// buildSchema builds the file schema in source column order; dict[i]
-// selects dictionary encoding for column i.
-func buildSchema(name string, cols []decode.Column, plans []colPlan, dict []bool) *pq.Schema {
+// buildSchema builds the file schema in source column order, each leaf
+// with its chosen encoding and, where compression does not pay, no
+// compression (enc is indexed by leaf; nil: parquet-go's defaults).
+func buildSchema(name string, cols []decode.Column, plans []colPlan, enc []choice) *pq.Schema {
 	var g orderedGroup
+	leafNode := func(n pq.Node, leaf int, optional bool) pq.Node {
+		if leaf < len(enc) {
+			if e := enc[leaf]; e.enc != nil {
+				n = pq.Encoded(n, e.enc)
+			}
+			if enc[leaf].raw {
+				n = pq.Compressed(n, &pq.Uncompressed)
+			}
+		}
+		if optional {
+			return pq.Optional(n)
+		}
+		return pq.Required(n)
+	}
 	for i := range plans {
 		p := &plans[i]
 		if p.leaf < 0 { // a partition column kept out of the files
 			continue
 		}
 		n := p.node
-		if dict != nil && dict[i] {
-			n = pq.Encoded(n, &pq.RLEDictionary)
-		}
-		if p.optional {
-			n = pq.Optional(n)
+		if p.kind == kVector {
+			// a LIST group: its element keeps parquet-go's defaults
+			if p.optional {
+				n = pq.Optional(n)
+			} else {
+				n = pq.Required(n)
+			}
 		} else {
-			n = pq.Required(n)
+			n = leafNode(n, p.leaf, p.optional)
 		}
 		g = append(g, namedField{Node: n, name: cols[i].Name})
 		if p.offset {
-			var on pq.Node = pq.Int(16)
-			if p.optional {
-				on = pq.Optional(on)
-			}
-			g = append(g, namedField{Node: on, name: cols[i].Name + "__offset_minutes"})
+			g = append(g, namedField{Node: leafNode(pq.Int(16), p.leaf+1, p.optional), name: cols[i].Name + "__offset_minutes"})
 		}
 		if p.vtype {
-			g = append(g, namedField{Node: pq.Optional(pq.String()), name: cols[i].Name + "__type"})
+			g = append(g, namedField{Node: leafNode(pq.String(), p.leaf+1, true), name: cols[i].Name + "__type"})
 		}
 	}
 	return pq.NewSchema(name, g)

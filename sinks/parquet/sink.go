@@ -6,13 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	pqgzip "github.com/parquet-go/parquet-go/compress/gzip"
-	pqzstd "github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/sinks"
@@ -22,9 +24,29 @@ import (
 
 // Factory is the parquet sink's factory, for a sinks.Registry.
 func Factory() sinks.Factory {
-	return sinkbase.Factory("parquet",
-		"Parquet files (lossless types, zstd, row groups compressed in parallel, split into numbered files)",
-		ParseConfig, New)
+	return sinks.Factory{
+		Name:        "parquet",
+		Description: "Parquet files (lossless types, zstd, row groups compressed in parallel, split into numbered files)",
+		Options:     Options(),
+		New: func(opts map[string]any) (sinks.Sink, error) {
+			c, err := ParseConfig(opts)
+			if err != nil {
+				return nil, err
+			}
+			return New(c)
+		},
+		Validate: func(opts map[string]any) error {
+			_, err := ParseConfig(opts)
+			return err
+		},
+		Mapping: func(opts map[string]any, cols []decode.Column) ([]sinks.ColumnMapping, error) {
+			c, err := ParseConfig(opts)
+			if err != nil {
+				return nil, err
+			}
+			return c.mapping(cols), nil
+		},
+	}
 }
 
 var (
@@ -60,8 +82,15 @@ type batch struct {
 	seq   uint64 // partitioned: global handoff order (0 = not yet numbered)
 	rg    *pq.ConcurrentRowGroupWriter
 	owner *pq.Writer
-	vals  []pq.Value
 	done  chan error
+
+	// encoding (encode.go): the row group's leaves, the next one to take,
+	// the goroutines still running and the first error
+	leaves  []leaf
+	next    atomic.Int32
+	running atomic.Int32
+	errMu   sync.Mutex
+	encErr  error
 }
 
 func (b *batch) reset() {
@@ -82,6 +111,8 @@ type Sink struct {
 	final string
 	split bool
 	codec compress.Codec
+	// threads is how many goroutines encode a row group's columns
+	threads int
 
 	cols       []decode.Column
 	plans      []colPlan
@@ -97,7 +128,7 @@ type Sink struct {
 	cnt      outfile.Counter
 	bw       *bufio.Writer
 	w        *pq.Writer
-	dict     []bool
+	enc      []choice // per leaf column, from the first batch
 	fileNo   int
 	fileRows int64
 	rotate   bool
@@ -124,11 +155,10 @@ func New(c Config) (*Sink, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sink{cfg: c, split: c.MaxRows > 0 || c.MaxBytes > 0}
+	s := &Sink{cfg: c, split: c.MaxRows > 0 || c.MaxBytes > 0, threads: runtime.GOMAXPROCS(0)}
 	switch c.Compression {
 	case "zstd":
-		// one core per row group: row groups are what run in parallel
-		s.codec = &pqzstd.Codec{Level: pqzstd.Level(c.CompressionLevel), Concurrency: 1}
+		s.codec = newZstdCodec(c.CompressionLevel)
 	case "gzip":
 		lvl := c.CompressionLevel
 		if lvl == 0 {
@@ -178,7 +208,7 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 			return s.err
 		}
 		for i := range cols {
-			p := s.plan(&cols[i])
+			p := s.cfg.plan(&cols[i])
 			if cols[i].Name != s.cols[i].Name || p.kind != s.plans[i].kind || p.target != s.plans[i].target {
 				s.fail(fmt.Errorf("parquet: extract %q returned a second result set with different columns (column %d %q); give each query its own extract", s.info.Name, i+1, cols[i].Name))
 				return s.err
@@ -197,7 +227,7 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 			return s.err
 		}
 		seen[cols[i].Name] = true
-		p := s.plan(&cols[i])
+		p := s.cfg.plan(&cols[i])
 		p.leaf = leaf
 		leaf++
 		if p.offset || p.vtype {
@@ -419,12 +449,8 @@ func (s *Sink) Time(col int, ticks int64) {
 	switch s.fill.cols[col].kind {
 	case kTimeNanos:
 		s.fixed(col, uint64(ticks*100))
-	case kTimeMicros:
-		us := floorDiv(ticks+5, 10)
-		if us >= decode.TicksPerDay/10 {
-			us = decode.TicksPerDay/10 - 1
-		}
-		s.fixed(col, uint64(us))
+	case kTimeMicros: // scale 0..6: whole microseconds already
+		s.fixed(col, uint64(ticks/10))
 	case kVariant:
 		s.variantText(col, decode.AppendTimeText(s.variantBuf(col), ticks, s.vscale))
 	default:
@@ -446,19 +472,25 @@ func ticks100(v decode.DateTime) int64 {
 	return int64(v.Days-epochDays)*decode.TicksPerDay + v.Ticks
 }
 
+// timestamp stores v in the column's unit. MICROS truncates the 100 ns
+// digit (floor: toward the earlier instant, also before 1970), so a value
+// never moves into the next second, day or year; MILLIS rounds datetime's
+// 1/300 s ticks as SQL Server shows them (.003, .007), which never reaches
+// the next second (the largest is .997). NANOS fails a value outside
+// 1677-09-21 .. 2262-04-11, naming column and row.
 func (s *Sink) timestamp(col int, c *colBuf, v decode.DateTime, nanos, micros bool) bool {
 	t := ticks100(v)
 	switch {
 	case nanos:
 		if t > math.MaxInt64/100 || t < math.MinInt64/100 {
-			y, m, d := decode.CivilFromDate(v.Days)
-			s.fail(fmt.Errorf("parquet: column %q: %04d-%02d-%02d is outside TIMESTAMP NANOS (1677-09-21 .. 2262-04-11); set timestamp_nanos: false to store MICROS", c.name, y, m, d))
+			s.fail(fmt.Errorf("parquet: column %q, row %d: %s is outside TIMESTAMP NANOS (1677-09-21 .. 2262-04-11); timestamp_unit: micros (the default) stores every date",
+				c.name, s.rows+1, decode.AppendDateTimeText(nil, v, 7)))
 			return false
 		}
 		s.fixed(col, uint64(t*100))
 	case micros:
-		s.fixed(col, uint64(floorDiv(t+5, 10)))
-	default: // millis, rounded as SQL Server shows datetime (.003, .007)
+		s.fixed(col, uint64(floorDiv(t, 10)))
+	default: // millis
 		s.fixed(col, uint64(floorDiv(t+5000, 10000)))
 	}
 	return true
@@ -671,8 +703,16 @@ func (s *Sink) full() (group, file bool) {
 
 // Bytes takes a complete, resident value in one call (decode.BytesSink):
 // the decoder skips three interface calls per value; the bytes are copied
-// once, as through Write.
+// once, as through Write. Strings and varbinary (nearly every such value)
+// take a direct path.
 func (s *Sink) Bytes(col int, p []byte) {
+	c := &s.fill.cols[col]
+	if c.kind == kString || c.kind == kBytes {
+		c.arena = append(c.arena, p...)
+		s.fill.bytes += int64(len(p))
+		s.endArena(c)
+		return
+	}
 	s.BeginValue(col, int64(len(p)))
 	s.Write(col, p)
 	s.EndValue(col)

@@ -1,0 +1,307 @@
+package parquet
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	pq "github.com/parquet-go/parquet-go"
+)
+
+// valueChunk is how many parquet.Values an encoder builds before handing
+// them to a column writer (a reused slice: 8192 × 24 bytes).
+const valueChunk = 8192
+
+// leaf is one Parquet column of a row group: a source column's values, or
+// its companion (datetimeoffset offsets, sql_variant base types).
+type leaf struct {
+	col  int
+	part uint8 // partValue, partOffset, partType
+	cost int64 // estimated work: bytes held
+}
+
+const (
+	partValue uint8 = iota
+	partOffset
+	partType
+)
+
+// scratch is one encoding goroutine's reusable value buffer.
+type scratch struct{ vals []pq.Value }
+
+var scratches = sync.Pool{New: func() any { return &scratch{vals: make([]pq.Value, 0, valueChunk)} }}
+
+// encode starts encoding the batch into its row group's column writers:
+// the leaves (largest first) are shared out to up to threads goroutines,
+// each writing whole columns (values, encoding, compression of their
+// pages), and the last to finish reports on b.done. Column writers of one
+// row group are independent; the row group is committed to the file later,
+// in order, by the sink's goroutine.
+func (b *batch) encode(threads int) {
+	b.leaves = b.leaves[:0]
+	for i := range b.cols {
+		c := &b.cols[i]
+		if c.leaf < 0 { // a partition column kept out of the files
+			continue
+		}
+		cost := int64(len(c.arena)) + 8*b.rows
+		b.leaves = append(b.leaves, leaf{col: i, part: partValue, cost: cost})
+		if c.offset {
+			b.leaves = append(b.leaves, leaf{col: i, part: partOffset, cost: 2 * b.rows})
+		}
+		if c.vtype {
+			b.leaves = append(b.leaves, leaf{col: i, part: partType, cost: int64(len(c.tarena)) + 8*b.rows})
+		}
+	}
+	slices.SortStableFunc(b.leaves, func(x, y leaf) int {
+		switch {
+		case x.cost > y.cost:
+			return -1
+		case x.cost < y.cost:
+			return 1
+		}
+		return 0
+	})
+	n := max(1, min(threads, len(b.leaves)))
+	b.next.Store(0)
+	b.running.Store(int32(n))
+	b.encErr = nil
+	for range n {
+		go b.encodeLeaves()
+	}
+}
+
+func (b *batch) encodeLeaves() {
+	sc := scratches.Get().(*scratch)
+	var err error
+	defer func() {
+		// parquet-go reports some invariant violations by panicking; turn
+		// them into an error for this run rather than a crash.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("parquet-go: %v", r)
+		}
+		if err != nil {
+			b.errMu.Lock()
+			if b.encErr == nil {
+				b.encErr = err
+			}
+			b.errMu.Unlock()
+		}
+		scratches.Put(sc)
+		if b.running.Add(-1) == 0 {
+			b.done <- b.encErr
+		}
+	}()
+	cws := b.rg.ColumnWriters()
+	for {
+		j := int(b.next.Add(1)) - 1
+		if j >= len(b.leaves) || b.failed() {
+			return
+		}
+		l := b.leaves[j]
+		c := &b.cols[l.col]
+		name := c.name
+		var w *pq.ColumnWriter
+		switch l.part {
+		case partValue:
+			w = cws[c.leaf]
+			err = b.writeColumn(sc, c, w)
+		case partOffset:
+			w, name = cws[c.leaf+1], c.name+"__offset_minutes"
+			err = b.writeOffsets(sc, c, w)
+		default:
+			w, name = cws[c.leaf+1], c.name+"__type"
+			err = b.writeTypes(sc, c, w)
+		}
+		if err == nil {
+			// compress the column's last page here, in parallel, not in
+			// the sequential row group flush
+			err = w.Flush()
+		}
+		if err != nil {
+			err = fmt.Errorf("column %q: %w", name, err)
+			return
+		}
+	}
+}
+
+func (b *batch) failed() bool {
+	b.errMu.Lock()
+	defer b.errMu.Unlock()
+	return b.encErr != nil
+}
+
+// flush hands the buffered values to the column writer.
+func (sc *scratch) flush(w *pq.ColumnWriter) error {
+	if len(sc.vals) == 0 {
+		return nil
+	}
+	_, err := w.WriteRowValues(sc.vals)
+	clear(sc.vals) // drop the pointers into the batch's arena
+	sc.vals = sc.vals[:0]
+	return err
+}
+
+// add appends v (with its definition level) and flushes a full chunk.
+func (sc *scratch) add(w *pq.ColumnWriter, v pq.Value) error {
+	sc.vals = append(sc.vals, v)
+	if len(sc.vals) >= valueChunk {
+		return sc.flush(w)
+	}
+	return nil
+}
+
+// writeColumn writes a column's values. The loop is chosen once per
+// column by its physical representation; a row costs one Value.
+func (b *batch) writeColumn(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
+	rows := int(b.rows)
+	def := int(0)
+	if c.optional {
+		def = 1
+	}
+	present := func(r int) bool { return !c.optional || c.def[r] != 0 }
+	var err error
+	switch c.kind {
+	case kVector:
+		return b.writeVector(sc, c, w)
+	case kDecFixed, kMoneyFixed, kUUID, kFixedBytes, kString, kBytes, kVariant:
+		fixedLen := c.kind != kString && c.kind != kBytes && c.kind != kVariant
+		start := 0
+		for r := 0; r < rows && err == nil; r++ {
+			end := c.off[r]
+			v := pq.Value{}
+			if present(r) {
+				if fixedLen {
+					v = pq.FixedLenByteArrayValue(c.arena[start:end])
+				} else {
+					v = pq.ByteArrayValue(c.arena[start:end])
+				}
+				v.SetDefinitionLevel(def)
+			}
+			start = end
+			err = sc.add(w, v)
+		}
+	case kBool:
+		for r := 0; r < rows && err == nil; r++ {
+			v := pq.Value{}
+			if present(r) {
+				v = pq.BooleanValue(c.u64[r] != 0)
+				v.SetDefinitionLevel(def)
+			}
+			err = sc.add(w, v)
+		}
+	case kInt32, kDecInt32, kDate:
+		for r := 0; r < rows && err == nil; r++ {
+			v := pq.Value{}
+			if present(r) {
+				v = pq.Int32Value(int32(c.u64[r]))
+				v.SetDefinitionLevel(def)
+			}
+			err = sc.add(w, v)
+		}
+	case kFloat:
+		for r := 0; r < rows && err == nil; r++ {
+			v := pq.Value{}
+			if present(r) {
+				v = pq.FloatValue(math.Float32frombits(uint32(c.u64[r])))
+				v.SetDefinitionLevel(def)
+			}
+			err = sc.add(w, v)
+		}
+	case kDouble:
+		for r := 0; r < rows && err == nil; r++ {
+			v := pq.Value{}
+			if present(r) {
+				v = pq.DoubleValue(math.Float64frombits(c.u64[r]))
+				v.SetDefinitionLevel(def)
+			}
+			err = sc.add(w, v)
+		}
+	default: // every INT64-backed kind
+		for r := 0; r < rows && err == nil; r++ {
+			v := pq.Value{}
+			if present(r) {
+				v = pq.Int64Value(int64(c.u64[r]))
+				v.SetDefinitionLevel(def)
+			}
+			err = sc.add(w, v)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return sc.flush(w)
+}
+
+// writeVector writes LIST<FLOAT>: one value per element, repetition level
+// 1 after the first; an empty list is one value at the list's level.
+func (b *batch) writeVector(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
+	base := 0
+	if c.optional {
+		base = 1
+	}
+	start := 0
+	for r := 0; r < int(b.rows); r++ {
+		end := c.off[r]
+		switch {
+		case c.optional && c.def[r] == 0:
+			sc.vals = append(sc.vals, pq.Value{})
+		case end == start:
+			v := pq.Value{}
+			v.SetDefinitionLevel(base)
+			sc.vals = append(sc.vals, v)
+		default:
+			for k := start; k < end; k += 4 {
+				bits := uint32(c.arena[k]) | uint32(c.arena[k+1])<<8 | uint32(c.arena[k+2])<<16 | uint32(c.arena[k+3])<<24
+				v := pq.FloatValue(math.Float32frombits(bits))
+				v.SetDefinitionLevel(base + 1)
+				if k > start {
+					v.SetRepetitionLevel(1)
+				}
+				sc.vals = append(sc.vals, v)
+			}
+		}
+		start = end
+		// whole rows only: a row may not span two pages
+		if len(sc.vals) >= valueChunk {
+			if err := sc.flush(w); err != nil {
+				return err
+			}
+		}
+	}
+	return sc.flush(w)
+}
+
+func (b *batch) writeOffsets(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
+	for r := 0; r < int(b.rows); r++ {
+		v := pq.Value{}
+		if !c.optional || c.def[r] != 0 {
+			v = pq.Int32Value(int32(c.aux[r]))
+			if c.optional {
+				v.SetDefinitionLevel(1)
+			}
+		}
+		if err := sc.add(w, v); err != nil {
+			return err
+		}
+	}
+	return sc.flush(w)
+}
+
+func (b *batch) writeTypes(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
+	start := 0
+	for r := 0; r < int(b.rows); r++ {
+		end := c.toff[r]
+		v := pq.Value{}
+		if end != start {
+			v = pq.ByteArrayValue(c.tarena[start:end])
+			v.SetDefinitionLevel(1)
+		}
+		start = end
+		if err := sc.add(w, v); err != nil {
+			return err
+		}
+	}
+	return sc.flush(w)
+}
