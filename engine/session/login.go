@@ -364,6 +364,9 @@ func (c *Conn) readLoginResponse() error {
 		s := c.stream
 		switch ev {
 		case decode.EventLoginAck:
+			if err := checkLoginAckVersion(s.LoginAck.TDSVersion, c.cfg.Encrypt == EncryptStrict); err != nil {
+				return fmt.Errorf("engine: login: %w", err)
+			}
 			acked = true
 			c.serverName = strings.TrimRight(s.LoginAck.ProgName, "\x00")
 			c.serverVersion = s.LoginAck.ProgVersion
@@ -391,6 +394,46 @@ func (c *Conn) readLoginResponse() error {
 			return nil
 		}
 	}
+}
+
+// loginAckVersions are the TDSVersion values a LOGINACK may carry (MS-TDS
+// 2.2.7.14; 7.0 and 7.1 servers answer 0x07000000 and 0x07010000), with
+// the name a message gives each.
+var loginAckVersions = map[uint32]string{
+	0x07000000:           "7.0 (SQL Server 7.0)",
+	0x07010000:           "7.1 (SQL Server 2000)",
+	decode.TDSVersion71:  "7.1 (SQL Server 2000 SP1)",
+	decode.TDSVersion72:  "7.2 (SQL Server 2005)",
+	decode.TDSVersion73A: "7.3A (SQL Server 2008)",
+	decode.TDSVersion73B: "7.3B (SQL Server 2008 R2)",
+	decode.TDSVersion74:  "7.4 (SQL Server 2012 or later)",
+	tdsVersion80:         "8.0",
+}
+
+// tdsVersion80 is TDS 8.0 as go-mssqldb and SqlClient write it.
+const tdsVersion80 uint32 = 0x08000000
+
+// checkLoginAckVersion accepts the TDS versions the client can speak with
+// a server that answered its LOGIN7 (which asks for 7.4): 7.4 or a server's
+// older 7.2/7.3 (the server picks the highest version both sides know), and
+// over a strict (TDS 8.0) connection also 8.0. A version the client did not
+// ask for, one older than 7.2 (no PLP, no (max) types, different request
+// headers), or a value no version defines is a protocol error: guessing
+// how to read the rest of the session would risk wrong data.
+func checkLoginAckVersion(v uint32, strict bool) error {
+	name, defined := loginAckVersions[v]
+	var msg string
+	switch {
+	case !defined:
+		msg = fmt.Sprintf("the server announced TDS version 0x%08X, which no TDS version defines", v)
+	case v == tdsVersion80 && !strict:
+		msg = "the server announced TDS 8.0, which the client did not ask for: it asked for 7.4 (TDS 8.0 is encrypt=strict)"
+	case v == tdsVersion80, v >= decode.TDSVersion72 && v <= decode.TDSVersion74:
+		return nil
+	default:
+		msg = "the server announced TDS " + name + "; tdsextract needs TDS 7.2 (SQL Server 2005) or later"
+	}
+	return &decode.ProtocolError{Token: decode.TokenLoginAck, Where: "LOGINACK TDSVersion", Offset: -1, Msg: msg}
 }
 
 // envChange applies an ENVCHANGE to the session.
