@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -104,12 +105,7 @@ func connectOnce(ctx context.Context, cfg Config, routedFrom string) (c *Conn, e
 		port = DefaultPort
 	}
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
-	dial := cfg.Dialer
-	if dial == nil {
-		var d net.Dialer
-		dial = d.DialContext
-	}
-	raw, err := dial(ctx, "tcp", addr)
+	raw, err := cfg.dial(ctx, addr)
 	if err != nil {
 		return nil, &NetError{Op: "dial", Err: err}
 	}
@@ -152,6 +148,16 @@ func connectOnce(ctx context.Context, cfg Config, routedFrom string) (c *Conn, e
 	return c, nil
 }
 
+// dial opens a TCP connection to addr with the Config's Dialer, or a
+// net.Dialer.
+func (c *Config) dial(ctx context.Context, addr string) (net.Conn, error) {
+	if c.Dialer != nil {
+		return c.Dialer(ctx, "tcp", addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}
+
 func residencyCap(n int) int {
 	if n <= 0 {
 		return decode.DefaultResidencyCap
@@ -163,13 +169,13 @@ func residencyCap(n int) int {
 func (c *Conn) handshake(ctx context.Context, addr string) error {
 	cfg := &c.cfg
 	if cfg.Encrypt == EncryptStrict {
-		tc, err := cfg.tlsConfig(cfg.Host, true)
+		tc, err := cfg.tlsConfig(cfg.Host, true, false)
 		if err != nil {
 			return err
 		}
 		tconn := tls.Client(c.raw, tc)
 		if err := tconn.HandshakeContext(ctx); err != nil {
-			return &NetError{Op: "tls", Err: err}
+			return handshakeError(err, true)
 		}
 		if p := tconn.ConnectionState().NegotiatedProtocol; p != "" && p != alpnTDS8 {
 			return fmt.Errorf("engine: TLS: server negotiated ALPN %q, want %q", p, alpnTDS8)
@@ -196,6 +202,14 @@ func (c *Conn) handshake(ctx context.Context, addr string) error {
 	}
 	msg, err := c.readMessage(maxLoginMessage)
 	if err != nil {
+		if cfg.Encrypt != EncryptStrict && ctx.Err() == nil && probeStrict(ctx, cfg, addr) {
+			return &TLSError{
+				Reason: "the server requires TDS 8.0 strict encryption: it closed the connection on a TDS 7.x PRELOGIN and answers TLS on a new connection",
+				Fix:    "set encrypt=strict",
+				Detail: err.Error(),
+				Err:    err,
+			}
+		}
 		return c.loginIOErr("prelogin", err)
 	}
 	var resp decode.Prelogin
@@ -214,7 +228,7 @@ func (c *Conn) handshake(ctx context.Context, addr string) error {
 		switch {
 		case srv == decode.EncryptReq || srv == decode.EncryptOn:
 			if cfg.Encrypt == EncryptDisable {
-				return errors.New("engine: the server requires encryption, but encrypt=disable")
+				return errors.New("engine: the server requires encryption, but encrypt=disable (set encrypt=mandatory, or optional)")
 			}
 			full = true
 		case srv == decode.EncryptNotSup:
@@ -232,14 +246,14 @@ func (c *Conn) handshake(ctx context.Context, addr string) error {
 			return fmt.Errorf("engine: prelogin response: unknown encryption value 0x%02X", resp.Encryption)
 		}
 		if full {
-			tc, err := cfg.tlsConfig(cfg.Host, false)
+			tc, err := cfg.tlsConfig(cfg.Host, false, loginOnly)
 			if err != nil {
 				return err
 			}
 			tun := &preloginTunnel{Conn: c.raw}
 			tconn := tls.Client(tun, tc)
 			if err := tconn.HandshakeContext(ctx); err != nil {
-				return &NetError{Op: "tls", Err: err}
+				return handshakeError(err, false)
 			}
 			tun.passthrough = true
 			c.initIO(tconn)
@@ -334,6 +348,9 @@ func (c *Conn) loginIOErr(op string, err error) error {
 	var pe *decode.ProtocolError
 	if errors.As(err, &pe) {
 		return fmt.Errorf("engine: %s: %w", op, err)
+	}
+	if op == "prelogin" && errors.Is(err, io.EOF) {
+		err = fmt.Errorf("the server closed the connection without answering PRELOGIN; is the port that of a SQL Server? (%w)", err)
 	}
 	return &NetError{Op: op, Err: err}
 }
