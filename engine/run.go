@@ -78,6 +78,9 @@ type SinkSummary struct {
 	Files      []string      `json:"files,omitempty"`
 	Duration   time.Duration `json:"duration_ns"`
 	RowsPerSec float64       `json:"rows_per_s"`
+	// Skipped says why the sink wrote nothing (its output exists and
+	// if_exists is skip); empty when it ran.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Runner runs jobs.

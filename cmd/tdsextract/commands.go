@@ -226,6 +226,10 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 	tw.Flush()
 	for _, e := range sum.Extracts {
 		for _, s := range e.Sinks {
+			if s.Skipped != "" {
+				fmt.Fprintf(w, "  %s -> %s: skipped: %s\n", e.Name, s.Type, s.Skipped)
+				continue
+			}
 			fmt.Fprintf(w, "  %s -> %s: %d rows, %.1f MB, %s\n", e.Name, s.Type, s.Rows, float64(s.Bytes)/1e6, strings.Join(s.Files, ", "))
 		}
 		if e.Error != "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tdsextract/tdsextract/sinks"
+	"github.com/tdsextract/tdsextract/sinks/internal/outfile"
 )
 
 // Config is the CSV sink's options (the `csv` section of a job's sink),
@@ -59,6 +60,12 @@ type Config struct {
 	// BufferSize is the size of the sink's line buffer, flushed to the file
 	// (or compressor) when full. Default 256 KiB.
 	BufferSize int `mapstructure:"buffer_size"`
+	// IfExists is what happens when the output exists already: "replace"
+	// (default: the new output replaces it atomically when the extract
+	// succeeds, with the old numbered parts it does not cover; a failed
+	// run leaves the old output untouched), "skip" (leave it, write
+	// nothing) or "fail" (the extract fails; never overwrites).
+	IfExists string `mapstructure:"if_exists"`
 }
 
 // Defaults.
@@ -99,6 +106,7 @@ var Spec = sinks.Spec{
 		Doc: "Start the next numbered file once a file holds this many CSV bytes (before compression, cut at a row boundary); 0 for no limit."},
 	{Name: "buffer_size", Type: sinks.Size, Default: int64(DefaultBufferSize), Range: &sinks.Range{Min: 4 << 10, Max: 64 << 20},
 		Doc: "The line buffer, written to the file or compressor when full."},
+	outfile.IfExistsOption,
 }
 
 // ParseConfig resolves options against Spec (every problem reported, each
