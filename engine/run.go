@@ -79,6 +79,9 @@ type SinkSummary struct {
 	Rejected   int64         `json:"rejected,omitempty"` // rows set aside (in a reject file among Files)
 	Duration   time.Duration `json:"duration_ns"`
 	RowsPerSec float64       `json:"rows_per_s"`
+	// Skipped says why the sink wrote nothing (its output exists and
+	// if_exists is skip); empty when it ran.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Runner runs jobs.

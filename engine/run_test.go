@@ -37,8 +37,11 @@ func (s *recordSink) EndRow() error { s.rows++; return s.Capture.EndRow() }
 
 func (s *recordSink) Open(_ context.Context, info sinks.ExtractInfo) error {
 	s.note(fmt.Sprintf("open %s est %d", info.Name, info.EstimatedRows))
-	if s.failAt == "open" {
+	switch s.failAt {
+	case "open":
 		return errors.New("cannot open")
+	case "skip":
+		return fmt.Errorf("output exists: %w", sinks.ErrSkip)
 	}
 	return nil
 }
@@ -66,7 +69,7 @@ func TestRunnerSteps(t *testing.T) {
 	)
 	reg, err := sinks.NewRegistry(sinks.Factory{
 		Name:    "rec",
-		Options: sinks.Spec{{Name: "name", Type: sinks.String, Required: true}, {Name: "fail", Type: sinks.Enum, Values: []string{"", "open", "publish"}, Default: ""}},
+		Options: sinks.Spec{{Name: "name", Type: sinks.String, Required: true}, {Name: "fail", Type: sinks.Enum, Values: []string{"", "open", "publish", "skip"}, Default: ""}},
 		New: func(o map[string]any) (sinks.Sink, error) {
 			return &recordSink{name: o["name"].(string), failAt: o["fail"].(string), log: &log, mu: &mu}, nil
 		},
@@ -119,6 +122,17 @@ func TestRunnerSteps(t *testing.T) {
 	var je *JobError
 	if !errors.As(err, &je) || je.Kind != KindExtract || fmt.Sprint(log) != "[a open q est -1 b open q est -1 a abort b abort]" {
 		t.Errorf("open failure: %v %v", err, log)
+	}
+
+	// A sink that asks to be skipped is not fed; when all do, no query runs.
+	sum, err = run(ExtractConfig{Name: "q", Query: "SELECT 1 AS one", Sinks: []SinkConfig{rec("a", "skip"), rec("b", "")}})
+	if err != nil || fmt.Sprint(log) != "[a open q est -1 a abort b open q est -1 b publish 1]" || len(sum.Extracts[0].Sinks) != 2 || sum.Extracts[0].Sinks[0].Skipped == "" {
+		t.Errorf("one sink skipped: %v %v %+v", err, log, sum.Extracts[0].Sinks)
+	}
+	queries := srv.Stats().Queries
+	sum, err = run(ExtractConfig{Name: "q", Query: "SELECT 1 AS one", Sinks: []SinkConfig{rec("a", "skip"), rec("b", "skip")}})
+	if err != nil || !sum.OK || fmt.Sprint(log) != "[a open q est -1 a abort b open q est -1 b abort]" || srv.Stats().Queries != queries {
+		t.Errorf("every sink skipped: %v %v, %d queries", err, log, srv.Stats().Queries-queries)
 	}
 
 	// A failed publish aborts the sinks not yet published.

@@ -29,6 +29,7 @@ type unit struct {
 	sql   string
 	info  sinks.ExtractInfo
 	sinks []sinks.Sink // opened, in the extract's order
+	types []string     // the sinks' types
 	done  int          // sinks[:done] are published
 	rows  int64
 	sum   ExtractSummary
@@ -78,11 +79,18 @@ func (x *unit) run(ctx context.Context) error {
 	steps := []func(context.Context) error{x.connect, x.describe, x.buildSQL, x.countRows, x.openSinks, x.stream, x.verify, x.publish}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
+			if errors.Is(err, errAllSkipped) {
+				return nil
+			}
 			return err
 		}
 	}
 	return nil
 }
+
+// errAllSkipped ends a unit early and successfully: every sink skipped
+// (sinks.ErrSkip), so there is nothing to extract.
+var errAllSkipped = errors.New("engine: every sink skipped")
 
 // connect opens the unit's own session.
 func (x *unit) connect(ctx context.Context) error {
@@ -149,15 +157,23 @@ func (x *unit) countRows(ctx context.Context) error {
 	return nil
 }
 
-// openSinks creates and opens the extract's sinks.
+// openSinks creates and opens the extract's sinks. A sink whose Open asks
+// to be skipped (sinks.ErrSkip: its output exists and if_exists is skip)
+// is reported as skipped and not fed; when every sink skips, the query
+// does not run.
 func (x *unit) openSinks(ctx context.Context) error {
 	for _, sp := range x.ex.Sinks {
 		s, err := sp.Factory.New(sp.Options)
 		if err != nil {
 			return failed(KindConfig, fmt.Errorf("sink %s: %w", sp.Type, err))
 		}
-		x.sinks = append(x.sinks, s)
 		if err := s.Open(ctx, x.info); err != nil {
+			if errors.Is(err, sinks.ErrSkip) {
+				_ = s.Abort(context.WithoutCancel(ctx))
+				x.sum.Sinks = append(x.sum.Sinks, SinkSummary{Type: sp.Type, Skipped: err.Error()})
+				continue
+			}
+			x.sinks = append(x.sinks, s) // aborted with the others, in order
 			kind := KindExtract
 			var ce *sinks.ConnectError
 			if errors.As(err, &ce) {
@@ -165,6 +181,11 @@ func (x *unit) openSinks(ctx context.Context) error {
 			}
 			return failed(kind, fmt.Errorf("sink %s: open: %w", sp.Type, err))
 		}
+		x.sinks = append(x.sinks, s)
+		x.types = append(x.types, sp.Type)
+	}
+	if len(x.sinks) == 0 {
+		return errAllSkipped
 	}
 	if x.r.Progress != nil {
 		x.r.Progress.Start(x.ex.Name, x.info.EstimatedRows)
@@ -214,11 +235,11 @@ func (x *unit) publish(ctx context.Context) error {
 		t0 := time.Now()
 		st, err := s.Publish(ctx)
 		if err != nil {
-			return failed(KindExtract, fmt.Errorf("sink %s: publish: %w", x.ex.Sinks[i].Type, err))
+			return failed(KindExtract, fmt.Errorf("sink %s: publish: %w", x.types[i], err))
 		}
 		x.done = i + 1
 		d := streamed + time.Since(t0)
-		x.sum.Sinks = append(x.sum.Sinks, SinkSummary{Type: x.ex.Sinks[i].Type, Rows: st.Rows, Bytes: st.Bytes, Files: st.Files, Rejected: st.Rejected,
+		x.sum.Sinks = append(x.sum.Sinks, SinkSummary{Type: x.types[i], Rows: st.Rows, Bytes: st.Bytes, Files: st.Files, Rejected: st.Rejected,
 			Duration: d, RowsPerSec: rate(st.Rows, d)})
 	}
 	return nil

@@ -2,6 +2,7 @@ package sinks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -24,12 +25,21 @@ import (
 // Abort may also be called after a failed Publish, and must be idempotent.
 // A sink never publishes partial output: files appear under their final
 // names only in Publish.
+//
+// Open may return an error wrapping ErrSkip: the sink's output exists and
+// it is configured to leave it alone (if_exists: skip). The engine then
+// neither feeds nor publishes nor aborts that sink, reports it as skipped,
+// and does not run the extract's query when every sink skips.
 type Sink interface {
 	decode.CellSink
 	Open(ctx context.Context, info ExtractInfo) error
 	Publish(ctx context.Context) (Stats, error)
 	Abort(ctx context.Context) error
 }
+
+// ErrSkip is wrapped by an Open error that asks the engine to skip the
+// sink for this extract (see Sink); the error's text says why.
+var ErrSkip = errors.New("skipped")
 
 // ExtractInfo describes the extract a sink is opened for.
 type ExtractInfo struct {

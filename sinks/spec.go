@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tdsextract/tdsextract/internal/textdist"
 )
 
 // OptionType is the type of a sink option's value.
@@ -203,31 +205,11 @@ func (s Spec) Resolve(options map[string]any) (map[string]any, error) {
 func (s Spec) nearest(k string) string {
 	best, bestD := "", 3
 	for _, o := range s {
-		if d := editDistance(strings.ToLower(k), o.Name); d < bestD {
+		if d := textdist.Distance(strings.ToLower(k), o.Name, 0); d < bestD {
 			best, bestD = o.Name, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // describe is how an error shows a given value: never a secret's.

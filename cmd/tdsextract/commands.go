@@ -227,6 +227,10 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 	tw.Flush()
 	for _, e := range sum.Extracts {
 		for _, s := range e.Sinks {
+			if s.Skipped != "" {
+				fmt.Fprintf(w, "  %s -> %s: skipped: %s\n", e.Name, s.Type, s.Skipped)
+				continue
+			}
 			rej := ""
 			if s.Rejected > 0 {
 				rej = fmt.Sprintf(" (%d rows rejected)", s.Rejected)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -80,8 +82,12 @@ func (sf *serverFlags) config() (tdsserver.Config, error) {
 	default:
 		return tdsserver.Config{}, &usageError{fmt.Errorf("--encrypt %q: use off, on, required, notsup or strict", sf.encrypt)}
 	}
-	db := sampledb.New(sampledb.Config{Seed: sf.seed, Rows: rows, Database: sf.database})
-	return tdsserver.Config{
+	dbc := sampledb.Config{Seed: sf.seed, Rows: rows, Database: sf.database}
+	if err := dbc.Validate(); err != nil {
+		return tdsserver.Config{}, &usageError{fmt.Errorf("--rows: %w", err)}
+	}
+	db := sampledb.New(dbc)
+	cfg := tdsserver.Config{
 		Addr:          sf.listen,
 		DB:            db,
 		Database:      sf.database,
@@ -91,7 +97,51 @@ func (sf *serverFlags) config() (tdsserver.Config, error) {
 		KeyFile:       sf.key,
 		MaxPacketSize: sf.packetSize,
 		Faults:        sf.f,
-	}, nil
+	}
+	return cfg, nil
+}
+
+// connString is a connection string (without the password) that the
+// running server accepts with its encryption mode: what `sample-server`
+// prints for clients. ca is the file --write-ca wrote, or "".
+func (sf *serverFlags) connString(addr, database, ca string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1" // listening on every address: connect to loopback
+	}
+	q := url.Values{"database": {database}}
+	tlsFull := true
+	switch tdsserver.Encryption(strings.ToLower(sf.encrypt)) {
+	case tdsserver.EncryptOff:
+		// Login-only TLS, as SQL Server without forced encryption: the
+		// certificate is not verified in that mode.
+		q.Set("encrypt", "optional")
+		tlsFull = false
+	case tdsserver.EncryptNotSup:
+		q.Set("encrypt", "disable")
+		tlsFull = false
+	case tdsserver.EncryptStrict:
+		q.Set("encrypt", "strict")
+	default: // on, required
+		q.Set("encrypt", "mandatory")
+	}
+	if tlsFull {
+		switch {
+		case ca != "":
+			q.Set("certificate", ca)
+		case sf.cert != "":
+			q.Set("certificate", sf.cert) // a chain file also serves as its own trust anchor
+		default:
+			q.Set("TrustServerCertificate", "true")
+		}
+		if sf.cert == "" {
+			// The generated certificate is for localhost, 127.0.0.1 and ::1.
+			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+				q.Set("hostNameInCertificate", "localhost")
+			}
+		}
+	}
+	return "sqlserver://" + url.User(sf.user).String() + "@" + net.JoinHostPort(host, port) + "?" + q.Encode()
 }
 
 func newSampleServerCmd(g *globalOpts) *cobra.Command {
@@ -118,14 +168,21 @@ Login: sa / Sample-Passw0rd unless changed.`,
 				return &engine.JobError{Kind: engine.KindConfig, Err: err}
 			}
 			defer srv.Close()
+			ca := ""
 			if sf.writeCA != "" {
 				if err := srv.WriteCA(sf.writeCA); err != nil {
 					return &engine.JobError{Kind: engine.KindConfig, Err: err}
 				}
+				if ca, err = filepath.Abs(sf.writeCA); err != nil {
+					ca = sf.writeCA
+				}
 			}
-			fmt.Fprintf(g.stdout, "sample server listening on %s (database %s, user %s)\n", srv.Addr(), cfg.Database, sf.user)
-			fmt.Fprintf(g.stdout, "connect with: sqlserver://%s@%s?database=%s&encrypt=disable (the password given by --password; for example TDSEXTRACT_PW=... tdsextract export --password-env TDSEXTRACT_PW ...)\n",
-				url.User(sf.user).String(), srv.Addr(), cfg.Database)
+			fmt.Fprintf(g.stdout, "sample server listening on %s (database %s, user %s, encryption %s)\n", srv.Addr(), cfg.Database, sf.user, cfg.Encryption)
+			fmt.Fprintf(g.stdout, "connect with: %s\n", sf.connString(srv.Addr(), cfg.Database, ca))
+			fmt.Fprintf(g.stdout, "  and the password given by --password, for example: TDSEXTRACT_PW=... tdsextract export --source '<that>' --password-env TDSEXTRACT_PW --table dbo.poc48\n")
+			if sf.writeCA == "" && sf.cert == "" && cfg.Encryption != tdsserver.EncryptOff && cfg.Encryption != tdsserver.EncryptNotSup {
+				fmt.Fprintf(g.stdout, "  (to verify the server instead of trusting it, start it with --write-ca ca.pem and connect with certificate=ca.pem)\n")
+			}
 			<-cmd.Context().Done()
 			return nil
 		},

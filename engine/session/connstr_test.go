@@ -78,7 +78,9 @@ func TestConnStringADO(t *testing.T) {
 		{"Server=host;User ID=u;Password=p@ss:w#rd with spaces",
 			Config{Host: "host", User: "u", Password: "p@ss:w#rd with spaces"}},
 		{`Data Source=myhost\SQLEXPRESS;Initial Catalog=db;Integrated Security=false`,
-			Config{}}, // unknown key: error
+			Config{Host: "myhost", Instance: "SQLEXPRESS", Database: "db"}},
+		{`Data Source=myhost;Integrated Security=SSPI`,
+			Config{}}, // Windows authentication: error
 		{`Data Source=myhost\SQLEXPRESS;Initial Catalog=db;MultipleActiveResultSets=False`,
 			Config{Host: "myhost", Instance: "SQLEXPRESS", Database: "db"}},
 		{"Server=(local);Encrypt=optional;ApplicationIntent=ReadOnly",
@@ -123,6 +125,7 @@ func TestConnStringErrors(t *testing.T) {
 		"Server=host,99999",                             // port
 		"Server=host;Password=a;PasswordEnv=B",          // two password sources
 		"Server=host;Bogus=1",                           // unknown key
+		"Server=host;Integrated Security=true",          // Windows authentication
 		"Server=host;noequals",                          // no '='
 		"sqlserver://u:p@host?server=other",             // server is ADO only
 		"sqlserver://u:p@host:notaport",                 // port

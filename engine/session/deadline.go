@@ -86,8 +86,8 @@ func ParseTimeout(s string) (Timeout, error) {
 	case "":
 		return Timeout{}, errors.New(`engine: empty timeout (write "none" for no timeout, or a duration)`)
 	}
-	d, err := parseSeconds(v)
-	if err != nil {
+	d, ok := parseSeconds(v)
+	if !ok {
 		return Timeout{}, fmt.Errorf("engine: timeout %q: want \"none\" or a duration such as 30s", s)
 	}
 	if d == 0 {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -104,12 +105,7 @@ func connectOnce(ctx context.Context, cfg Config, routedFrom string) (c *Conn, e
 		port = DefaultPort
 	}
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
-	dial := cfg.Dialer
-	if dial == nil {
-		var d net.Dialer
-		dial = d.DialContext
-	}
-	raw, err := dial(ctx, "tcp", addr)
+	raw, err := cfg.dial(ctx, addr)
 	if err != nil {
 		return nil, &NetError{Op: "dial", Err: err}
 	}
@@ -152,6 +148,16 @@ func connectOnce(ctx context.Context, cfg Config, routedFrom string) (c *Conn, e
 	return c, nil
 }
 
+// dial opens a TCP connection to addr with the Config's Dialer, or a
+// net.Dialer.
+func (c *Config) dial(ctx context.Context, addr string) (net.Conn, error) {
+	if c.Dialer != nil {
+		return c.Dialer(ctx, "tcp", addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}
+
 func residencyCap(n int) int {
 	if n <= 0 {
 		return decode.DefaultResidencyCap
@@ -163,13 +169,13 @@ func residencyCap(n int) int {
 func (c *Conn) handshake(ctx context.Context, addr string) error {
 	cfg := &c.cfg
 	if cfg.Encrypt == EncryptStrict {
-		tc, err := cfg.tlsConfig(cfg.Host, true)
+		tc, err := cfg.tlsConfig(cfg.Host, true, false)
 		if err != nil {
 			return err
 		}
 		tconn := tls.Client(c.raw, tc)
 		if err := tconn.HandshakeContext(ctx); err != nil {
-			return &NetError{Op: "tls", Err: err}
+			return handshakeError(err, true)
 		}
 		if p := tconn.ConnectionState().NegotiatedProtocol; p != "" && p != alpnTDS8 {
 			return fmt.Errorf("engine: TLS: server negotiated ALPN %q, want %q", p, alpnTDS8)
@@ -196,6 +202,14 @@ func (c *Conn) handshake(ctx context.Context, addr string) error {
 	}
 	msg, err := c.readMessage(maxLoginMessage)
 	if err != nil {
+		if cfg.Encrypt != EncryptStrict && ctx.Err() == nil && probeStrict(ctx, cfg, addr) {
+			return &TLSError{
+				Reason: "the server requires TDS 8.0 strict encryption: it closed the connection on a TDS 7.x PRELOGIN and answers TLS on a new connection",
+				Fix:    "set encrypt=strict",
+				Detail: err.Error(),
+				Err:    err,
+			}
+		}
 		return c.loginIOErr("prelogin", err)
 	}
 	var resp decode.Prelogin
@@ -214,7 +228,7 @@ func (c *Conn) handshake(ctx context.Context, addr string) error {
 		switch {
 		case srv == decode.EncryptReq || srv == decode.EncryptOn:
 			if cfg.Encrypt == EncryptDisable {
-				return errors.New("engine: the server requires encryption, but encrypt=disable")
+				return errors.New("engine: the server requires encryption, but encrypt=disable (set encrypt=mandatory, or optional)")
 			}
 			full = true
 		case srv == decode.EncryptNotSup:
@@ -232,14 +246,14 @@ func (c *Conn) handshake(ctx context.Context, addr string) error {
 			return fmt.Errorf("engine: prelogin response: unknown encryption value 0x%02X", resp.Encryption)
 		}
 		if full {
-			tc, err := cfg.tlsConfig(cfg.Host, false)
+			tc, err := cfg.tlsConfig(cfg.Host, false, loginOnly)
 			if err != nil {
 				return err
 			}
 			tun := &preloginTunnel{Conn: c.raw}
 			tconn := tls.Client(tun, tc)
 			if err := tconn.HandshakeContext(ctx); err != nil {
-				return &NetError{Op: "tls", Err: err}
+				return handshakeError(err, false)
 			}
 			tun.passthrough = true
 			c.initIO(tconn)
@@ -335,6 +349,9 @@ func (c *Conn) loginIOErr(op string, err error) error {
 	if errors.As(err, &pe) {
 		return fmt.Errorf("engine: %s: %w", op, err)
 	}
+	if op == "prelogin" && errors.Is(err, io.EOF) {
+		err = fmt.Errorf("the server closed the connection without answering PRELOGIN; is the port that of a SQL Server? (%w)", err)
+	}
 	return &NetError{Op: op, Err: err}
 }
 
@@ -364,6 +381,9 @@ func (c *Conn) readLoginResponse() error {
 		s := c.stream
 		switch ev {
 		case decode.EventLoginAck:
+			if err := checkLoginAckVersion(s.LoginAck.TDSVersion, c.cfg.Encrypt == EncryptStrict); err != nil {
+				return fmt.Errorf("engine: login: %w", err)
+			}
 			acked = true
 			c.serverName = strings.TrimRight(s.LoginAck.ProgName, "\x00")
 			c.serverVersion = s.LoginAck.ProgVersion
@@ -391,6 +411,46 @@ func (c *Conn) readLoginResponse() error {
 			return nil
 		}
 	}
+}
+
+// loginAckVersions are the TDSVersion values a LOGINACK may carry (MS-TDS
+// 2.2.7.14; 7.0 and 7.1 servers answer 0x07000000 and 0x07010000), with
+// the name a message gives each.
+var loginAckVersions = map[uint32]string{
+	0x07000000:           "7.0 (SQL Server 7.0)",
+	0x07010000:           "7.1 (SQL Server 2000)",
+	decode.TDSVersion71:  "7.1 (SQL Server 2000 SP1)",
+	decode.TDSVersion72:  "7.2 (SQL Server 2005)",
+	decode.TDSVersion73A: "7.3A (SQL Server 2008)",
+	decode.TDSVersion73B: "7.3B (SQL Server 2008 R2)",
+	decode.TDSVersion74:  "7.4 (SQL Server 2012 or later)",
+	tdsVersion80:         "8.0",
+}
+
+// tdsVersion80 is TDS 8.0 as go-mssqldb and SqlClient write it.
+const tdsVersion80 uint32 = 0x08000000
+
+// checkLoginAckVersion accepts the TDS versions the client can speak with
+// a server that answered its LOGIN7 (which asks for 7.4): 7.4 or a server's
+// older 7.2/7.3 (the server picks the highest version both sides know), and
+// over a strict (TDS 8.0) connection also 8.0. A version the client did not
+// ask for, one older than 7.2 (no PLP, no (max) types, different request
+// headers), or a value no version defines is a protocol error: guessing
+// how to read the rest of the session would risk wrong data.
+func checkLoginAckVersion(v uint32, strict bool) error {
+	name, defined := loginAckVersions[v]
+	var msg string
+	switch {
+	case !defined:
+		msg = fmt.Sprintf("the server announced TDS version 0x%08X, which no TDS version defines", v)
+	case v == tdsVersion80 && !strict:
+		msg = "the server announced TDS 8.0, which the client did not ask for: it asked for 7.4 (TDS 8.0 is encrypt=strict)"
+	case v == tdsVersion80, v >= decode.TDSVersion72 && v <= decode.TDSVersion74:
+		return nil
+	default:
+		msg = "the server announced TDS " + name + "; tdsextract needs TDS 7.2 (SQL Server 2005) or later"
+	}
+	return &decode.ProtocolError{Token: decode.TokenLoginAck, Where: "LOGINACK TDSVersion", Offset: -1, Msg: msg}
 }
 
 // envChange applies an ENVCHANGE to the session.

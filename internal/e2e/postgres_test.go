@@ -349,7 +349,7 @@ func TestPostgresTeeAndParallel(t *testing.T) {
 		Parallel: 3,
 		Sinks: []engine.SinkConfig{
 			{Type: "postgres", Options: map[string]any{"connection": url, "schema": "tee_{schema}", "mode": "create", "application_name": "tdsextract-tee"}},
-			{Type: "parquet", Options: map[string]any{"path": dir + "/", "timestamp_nanos": false}},
+			{Type: "parquet", Options: map[string]any{"path": dir + "/"}},
 		},
 	}
 	for _, tb := range tables {

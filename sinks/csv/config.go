@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tdsextract/tdsextract/sinks"
+	"github.com/tdsextract/tdsextract/sinks/internal/outfile"
 )
 
 // Config is the CSV sink's options (the `csv` section of a job's sink).
@@ -36,6 +37,8 @@ type Config struct {
 	// boundaries, so a file may exceed it by one row.
 	MaxBytes   int64 `mapstructure:"max_bytes"`
 	BufferSize int   `mapstructure:"buffer_size"`
+	// IfExists: replace, skip or fail (outfile.IfExistsOption).
+	IfExists string `mapstructure:"if_exists"`
 }
 
 // Defaults.
@@ -76,6 +79,7 @@ var Spec = sinks.Spec{
 		Doc: "Start the next numbered file once a file holds this many CSV bytes (before compression, cut at a row boundary); 0 for no limit."},
 	{Name: "buffer_size", Type: sinks.Size, Default: int64(DefaultBufferSize), Range: &sinks.Range{Min: 4 << 10, Max: 64 << 20},
 		Doc: "The line buffer, written to the file or compressor when full."},
+	outfile.IfExistsOption,
 }
 
 // ParseConfig resolves options against Spec (every problem reported, each

@@ -149,14 +149,25 @@ func (s *Sink) Open(ctx context.Context, info sinks.ExtractInfo) error {
 	}
 	s.info = info
 	s.final = outfile.ResolvePath(s.cfg.Path, info.Name, info.Schema, info.Table, s.cfg.ext())
+	mode, _ := outfile.ParseIfExists(s.cfg.IfExists) // validated in New
+	s.files.IfExists = mode
+	if err := mode.Check(s.final, partExts...); err != nil {
+		if errors.Is(err, sinks.ErrSkip) {
+			return err // not a failure: the summary shows it as the reason
+		}
+		return fmt.Errorf("csv: %w", err)
+	}
 	return nil
 }
+
+// partExts are the extensions a part number goes before.
+var partExts = []string{".csv.gz", ".csv.zst", ".csv", ".gz", ".zst"}
 
 func (s *Sink) fileName(n int) string {
 	if !s.split {
 		return s.final
 	}
-	return outfile.Numbered(s.final, n, ".csv.gz", ".csv.zst", ".csv", ".gz", ".zst")
+	return outfile.Numbered(s.final, n, partExts...)
 }
 
 // openFile starts the next output file and writes its header.
@@ -678,6 +689,14 @@ func (s *Sink) Publish(ctx context.Context) (sinks.Stats, error) {
 	if err != nil {
 		s.err = fmt.Errorf("csv: %w", err)
 		return sinks.Stats{}, s.err
+	}
+	if s.files.IfExists == outfile.Replace {
+		// The parts of an earlier, longer (or differently split) run
+		// would otherwise sit beside the new ones as if they belonged.
+		if _, err := outfile.RemoveStaleParts(s.final, s.split, len(files), partExts...); err != nil {
+			s.err = fmt.Errorf("csv: published %s, but an earlier run's parts remain: %w", s.final, err)
+			return sinks.Stats{}, s.err
+		}
 	}
 	return sinks.Stats{Rows: s.rows, Bytes: s.bytesOut, Files: files}, nil
 }

@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/base64"
 	stdcsv "encoding/csv"
+	"errors"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -417,7 +419,8 @@ func TestCSVAtomicPublish(t *testing.T) {
 			s.Int(0, int64(i))
 			_ = s.EndRow()
 		}
-		if got := sinktest.DirEntries(t, dir); len(got) != 3 || !strings.HasPrefix(got[0], ".t.") {
+		// three temporaries and the owner file that marks them as a live run's
+		if got := sinktest.DirEntries(t, dir); len(got) != 4 || !strings.HasPrefix(got[0], ".t.") || !strings.HasPrefix(got[3], ".tdsextract-") {
 			t.Fatalf("during the run: %v", got)
 		}
 		if err := s.Abort(ctx); err != nil {
@@ -518,5 +521,65 @@ func TestCSVAllocsPerRow(t *testing.T) {
 		if _, err := s.Publish(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// if_exists: replace swaps the whole output (old parts it does not cover
+// included), skip leaves it and asks the engine to skip the sink, fail
+// refuses before writing.
+func TestCSVIfExists(t *testing.T) {
+	cols := []decode.Column{col("id", tiInt)}
+	ctx := context.Background()
+	run := func(t *testing.T, cfg Config, rows int) ([]string, error) {
+		t.Helper()
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Open(ctx, sinks.ExtractInfo{Name: "t"}); err != nil {
+			return nil, err
+		}
+		_ = s.Columns(cols, make([]decode.Mode, 1))
+		for i := 0; i < rows; i++ {
+			s.Int(0, int64(i))
+			_ = s.EndRow()
+		}
+		st, err := s.Publish(ctx)
+		if err != nil {
+			_ = s.Abort(ctx)
+		}
+		return st.Files, err
+	}
+	dir := t.TempDir()
+	if _, err := run(t, Config{Path: dir, MaxRows: 2}, 9); err != nil { // t.0001 .. t.0005
+		t.Fatal(err)
+	}
+	if _, err := run(t, Config{Path: dir, MaxRows: 2}, 3); err != nil { // replace: t.0001, t.0002
+		t.Fatal(err)
+	}
+	if got := sinktest.DirEntries(t, dir); !slices.Equal(got, []string{"t.0001.csv", "t.0002.csv"}) {
+		t.Fatalf("after replacing 5 parts by 2: %v", got)
+	}
+	if _, err := run(t, Config{Path: dir}, 3); err != nil { // replace, unsplit
+		t.Fatal(err)
+	}
+	if got := sinktest.DirEntries(t, dir); !slices.Equal(got, []string{"t.csv"}) {
+		t.Fatalf("after replacing parts by one file: %v", got)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "t.csv"))
+	if _, err := run(t, Config{Path: dir, IfExists: "skip"}, 1); !errors.Is(err, sinks.ErrSkip) || !strings.Contains(err.Error(), "t.csv exists") {
+		t.Fatalf("skip: %v", err)
+	}
+	if _, err := run(t, Config{Path: dir, IfExists: "fail"}, 1); err == nil || !strings.Contains(err.Error(), "if_exists: fail") {
+		t.Fatalf("fail: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "t.csv")); !bytes.Equal(before, after) {
+		t.Fatal("skip or fail changed the existing output")
+	}
+	if got := sinktest.DirEntries(t, dir); !slices.Equal(got, []string{"t.csv"}) {
+		t.Fatalf("skip and fail left: %v", got)
+	}
+	if _, err := New(Config{Path: dir, IfExists: "overwrite"}); err == nil {
+		t.Fatal("if_exists: overwrite accepted")
 	}
 }

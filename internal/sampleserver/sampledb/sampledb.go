@@ -24,6 +24,49 @@ type Config struct {
 	Scale float64
 }
 
+// Validate checks that every key of Rows names a generated table whose row
+// count can be set (type_matrix's rows are fixed by its content) and that
+// no count is negative: New would otherwise ignore them silently.
+func (c *Config) Validate() error {
+	var bad []string
+	for k, v := range c.Rows {
+		key := strings.ToLower(strings.TrimSpace(k))
+		if !strings.Contains(key, ".") {
+			key = "dbo." + key
+		}
+		n, known := DefaultRows[key]
+		switch {
+		case !known:
+			msg := fmt.Sprintf("%q: no such table", k)
+			for _, name := range TableNames() {
+				if _, bare, _ := strings.Cut(name, "."); !strings.Contains(k, ".") && bare == key[len("dbo."):] {
+					msg += " (did you mean " + name + "?)"
+				}
+			}
+			bad = append(bad, msg)
+		case n == 0:
+			bad = append(bad, fmt.Sprintf("%q: its rows are fixed by its content", k))
+		case v < 0:
+			bad = append(bad, fmt.Sprintf("%q: a row count must not be negative", k))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	return fmt.Errorf("sampledb: rows %s (tables: %s; schema dbo may be left out)", strings.Join(bad, ", "), strings.Join(TableNames(), ", "))
+}
+
+// TableNames lists the generated tables' qualified names, sorted.
+func TableNames() []string {
+	names := make([]string, 0, len(DefaultRows))
+	for k := range DefaultRows {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // Default row counts (quick tests); override with Config.Rows.
 var DefaultRows = map[string]int64{
 	"dbo.poc48":           100000,

@@ -596,3 +596,33 @@ func TestSampleVectorText(t *testing.T) {
 		}
 	}
 }
+
+// Row overrides for tables that do not exist (or whose rows are fixed)
+// are errors that list the tables, not silently ignored.
+func TestConfigValidateRows(t *testing.T) {
+	for _, rows := range []map[string]int64{nil, {"poc48": 5}, {"DBO.Poc48": 5, "sales.orders": 0}} {
+		c := Config{Rows: rows}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%v: %v", rows, err)
+		}
+	}
+	for rows, want := range map[string]string{
+		"nosuch":      `"nosuch": no such table`,
+		"orders":      "did you mean sales.orders?",
+		"type_matrix": "fixed by its content",
+		"x.poc48":     `"x.poc48": no such table`,
+	} {
+		c := Config{Rows: map[string]int64{rows: 5}}
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "dbo.poc48") {
+			t.Errorf("%s: %v, want %q and the list of tables", rows, err, want)
+		}
+	}
+	c := Config{Rows: map[string]int64{"poc48": -1}}
+	if err := c.Validate(); err == nil {
+		t.Error("a negative row count was accepted")
+	}
+	if got := len(TableNames()); got != len(DefaultRows) {
+		t.Errorf("TableNames: %d names for %d tables", got, len(DefaultRows))
+	}
+}

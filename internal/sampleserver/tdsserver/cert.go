@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -94,4 +95,38 @@ func (s *Server) WriteCA(path string) error {
 		return fmt.Errorf("tdsserver: write CA: %w", err)
 	}
 	return nil
+}
+
+// WriteSelfSigned writes a self-signed certificate (its own CA) for
+// localhost and 127.0.0.1, valid from notBefore to notAfter, and its ECDSA
+// key to cert.pem and key.pem in dir, for Config.CertFile/KeyFile in tests
+// of certificate handling (an expired certificate, a file-based one).
+func WriteSelfSigned(dir string, notBefore, notAfter time.Time) (certFile, keyFile string, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", fmt.Errorf("tdsserver: key: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(), Subject: pkix.Name{CommonName: "localhost"},
+		NotBefore: notBefore, NotAfter: notAfter,
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return "", "", fmt.Errorf("tdsserver: certificate: %w", err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return "", "", fmt.Errorf("tdsserver: key: %w", err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return "", "", fmt.Errorf("tdsserver: %w", err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		return "", "", fmt.Errorf("tdsserver: %w", err)
+	}
+	return certFile, keyFile, nil
 }

@@ -90,7 +90,8 @@ type Config struct {
 // disable a knob. See doc.go for the exact wire behaviour of each.
 type Faults struct {
 	// Table limits the faults to queries whose result reads this table
-	// ("name" or "schema.name", case-insensitive).
+	// ("name" or "schema.name", case-insensitive); it must name a table
+	// or catalog view of the database.
 	Table string
 	// CloseAfterBytes closes the TCP connection once this many bytes of a
 	// query response (packet headers included) have been written.
@@ -165,6 +166,12 @@ func (f *Faults) appliesTo(table string) bool {
 	if f.Table == "" {
 		return true
 	}
+	return f.names(table)
+}
+
+// names reports whether Faults.Table names table (schema-qualified or
+// bare; "" never matches).
+func (f *Faults) names(table string) bool {
 	if table == "" {
 		return false
 	}
@@ -205,7 +212,30 @@ func (c *Config) validate() error {
 			return errors.New("tdsserver: empty user name")
 		}
 	}
-	return c.Faults.Validate()
+	if err := c.Faults.Validate(); err != nil {
+		return err
+	}
+	return c.checkFaultTable()
+}
+
+// checkFaultTable rejects a Faults.Table that names no table of the
+// database (the faults would silently never fire).
+func (c *Config) checkFaultTable() error {
+	if c.Faults.Table == "" {
+		return nil
+	}
+	var names []string
+	for _, ts := range [][]*sampledb.Table{c.DB.Tables(), c.DB.Catalogs()} {
+		for _, t := range ts {
+			if c.Faults.names(t.Schema + "." + t.Name) {
+				return nil
+			}
+			if !t.Catalog {
+				names = append(names, t.Schema+"."+t.Name)
+			}
+		}
+	}
+	return fmt.Errorf("tdsserver: fault table %q: no such table (tables: %s, and the catalog views)", c.Faults.Table, strings.Join(names, ", "))
 }
 
 func (c *Config) withDefaults() Config {

@@ -77,13 +77,14 @@
 // bytes per response message. Flags of `tdsextract sample-server`, mapped
 // 1:1 to Config and Faults fields:
 //
-//	--listen ADDR                  Config.Addr (default 127.0.0.1:1433)
+//	--listen ADDR                  Config.Addr (default 127.0.0.1:14330)
 //	--user NAME --password PW      Config.Users = {NAME: PW} (default sa / Sample-Passw0rd)
 //	--encrypt MODE                 Config.Encryption: off|on|required|notsup|strict
 //	--cert FILE --key FILE         Config.CertFile, Config.KeyFile (PEM); default a generated CA + cert
 //	--write-ca FILE                Server.WriteCA(FILE) after Start
 //	--packet-size N                Config.MaxPacketSize: the largest packet size agreed to (512..32767)
-//	--seed N, --rows table=N       sampledb.Config (seed, per-table row counts)
+//	--seed N, --rows table=N       sampledb.Config (seed, per-table row counts; a table
+//	                               that does not exist is an error listing the tables)
 //	--fault-close-after-bytes N    Faults.CloseAfterBytes: after N bytes of a response
 //	                               (headers included) are written, the TCP connection closes
 //	--fault-close-after-rows N     Faults.CloseAfterRows: after N rows of a result set are
@@ -102,7 +103,13 @@
 //	                               and a first chunk of 2^32-16 bytes (or, when the result has no
 //	                               such column, a COLMETADATA announcing 65534 columns); the message
 //	                               ends there
-//	--fault-table NAME             Faults.Table
+//	--fault-table NAME             Faults.Table (it must name a table or catalog view)
+//
+// On start the command prints a connection string that its --encrypt mode
+// accepts: encrypt=optional for off (login-only TLS, not verified, as
+// SQL Server's default), disable for notsup, mandatory for on and
+// required, strict for strict; with full TLS, certificate=FILE when
+// --write-ca FILE (or --cert FILE) was given, else TrustServerCertificate=true.
 //
 // Server.SetFaults replaces the knobs of a running server for the requests
 // that follow. Faults.Validate rejects negative values, a stall without its

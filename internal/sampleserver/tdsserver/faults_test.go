@@ -76,6 +76,25 @@ func TestFaultsValidate(t *testing.T) {
 	}
 }
 
+// A fault table that names no table would silently never fire: Start and
+// SetFaults refuse it and list the tables there are.
+func TestFaultTableMustExist(t *testing.T) {
+	nosuch := tdsserver.Faults{Table: "nosuch", SplitTokens: true}
+	_, err := tdsserver.Start(tdsserver.Config{DB: newDB(), Faults: nosuch})
+	if err == nil || !strings.Contains(err.Error(), `"nosuch": no such table`) || !strings.Contains(err.Error(), "sales.orders") {
+		t.Fatalf("Start: %v", err)
+	}
+	s := startServer(t, tdsserver.Config{})
+	if err := s.SetFaults(nosuch); err == nil {
+		t.Fatal("SetFaults accepted a table that does not exist")
+	}
+	for _, name := range []string{"odbc5", "dbo.ODBC5", "[orders]", "sales.order_lines", "sys.tables"} {
+		if err := s.SetFaults(tdsserver.Faults{Table: name, SplitTokens: true}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
 func TestFaultCloseAfterRows(t *testing.T) {
 	s := startServer(t, tdsserver.Config{Faults: tdsserver.Faults{CloseAfterRows: 777, Table: "odbc5"}})
 	rc := dialRaw(t, s, 4096)

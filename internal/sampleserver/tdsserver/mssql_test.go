@@ -3,17 +3,9 @@ package tdsserver_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"database/sql"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -475,31 +467,16 @@ func TestServerCloseWithActiveStream(t *testing.T) {
 
 // TestMSSQLCertFiles serves a certificate read from PEM files.
 func TestMSSQLCertFiles(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certFile, keyFile, err := tdsserver.WriteSelfSigned(t.TempDir(), time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true, IsCA: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	certPEM, err := os.ReadFile(certFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
 	s := startServer(t, tdsserver.Config{Encryption: tdsserver.EncryptRequired, CertFile: certFile, KeyFile: keyFile})
-	if !bytes.Equal(s.CACertPEM(), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})) {
+	if !bytes.Equal(s.CACertPEM(), certPEM) {
 		t.Fatal("CACertPEM is not the certificate file's")
 	}
 	conn := openMSSQL(t, s, map[string]string{"encrypt": "true", "certificate": certFile, "hostNameInCertificate": "localhost"})

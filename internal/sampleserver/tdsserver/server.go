@@ -89,6 +89,11 @@ func (s *Server) SetFaults(f Faults) error {
 	if err := f.Validate(); err != nil {
 		return err
 	}
+	probe := s.cfg
+	probe.Faults = f
+	if err := probe.checkFaultTable(); err != nil {
+		return err
+	}
 	s.faults.Store(&f)
 	return nil
 }

@@ -3,18 +3,22 @@
 // final directory, fsynced and closed, and renamed to its final name only
 // when the whole extract succeeded. On failure every temporary file (and
 // any file already renamed by a failed Publish) is removed, so nothing
-// partial is ever left under a final name.
+// partial is ever left under a final name. The temporaries of a run that
+// was killed are removed by the next run of the same output, and only
+// those (owner.go). IfExists (replace, skip, fail) says what happens to an
+// output that exists already.
 package outfile
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 )
 
 // ResolvePath turns a sink's path option into the final path of the first
@@ -72,14 +76,11 @@ type File struct {
 	closed     bool
 }
 
-// Create makes the directory of final if needed and opens a fresh temporary
-// file next to it (same directory, so the later rename is atomic).
-func Create(final string) (*File, error) {
-	dir := filepath.Dir(final)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create output directory: %w", err)
-	}
-	tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d-%d-%d", filepath.Base(final), os.Getpid(), time.Now().UnixNano(), tmpSeq.Add(1)))
+// create makes the directory of final if needed and opens a fresh
+// temporary file next to it (same directory, so the later rename is
+// atomic), named for this process (see owner.go).
+func create(final string) (*File, error) {
+	tmp := tempName(final, tmpSeq.Add(1))
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create output file: %w", err)
@@ -105,18 +106,57 @@ func (f *File) Finish() error {
 
 // Set is the files of one extract, in creation order.
 type Set struct {
-	Files     []*File
+	Files []*File
+	// IfExists says what Publish does about final names that exist: the
+	// zero value is Replace. With Fail, Publish never overwrites a file
+	// (not even one that appeared while the extract ran).
+	IfExists IfExists
+	// LockDir, when set, is a directory holding every file of the set
+	// (the output root of a partitioned layout): the owner file (owner.go)
+	// is kept there instead of in each file's directory, so that a set
+	// spread over many directories holds one lock.
+	LockDir string
+
 	published []string
+	owned     []string // directories whose owner file this set holds
+	cleaned   map[string]bool
 }
 
-// Create adds a new temporary file for final.
+// Create adds a new temporary file for final. The first time the set
+// writes into a directory it removes the temporaries of the same output
+// that killed runs left there (RemoveOrphans).
 func (s *Set) Create(final string) (*File, error) {
 	for _, f := range s.Files {
 		if f.Final == final {
 			return nil, fmt.Errorf("output file %s would be written twice (use a path with {extract} or a directory)", final)
 		}
 	}
-	f, err := Create(final)
+	dir := filepath.Dir(final)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory: %w", err)
+	}
+	lockDir := dir
+	if s.LockDir != "" {
+		if rel, err := filepath.Rel(s.LockDir, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			lockDir = s.LockDir
+		}
+	}
+	if !slices.Contains(s.owned, lockDir) {
+		if err := acquireDir(lockDir); err != nil {
+			return nil, fmt.Errorf("output directory %s: %w", lockDir, err)
+		}
+		s.owned = append(s.owned, lockDir)
+	}
+	if key := filepath.Join(dir, outputKey(filepath.Base(final))); !s.cleaned[key] {
+		if s.cleaned == nil {
+			s.cleaned = map[string]bool{}
+		}
+		s.cleaned[key] = true
+		// Best effort: a leftover that cannot be removed is not a reason
+		// to fail this run.
+		_, _ = RemoveOrphans(final)
+	}
+	f, err := create(final)
 	if err != nil {
 		return nil, err
 	}
@@ -124,8 +164,18 @@ func (s *Set) Create(final string) (*File, error) {
 	return f, nil
 }
 
+// release gives up the owner files once no temporary of the set is left.
+func (s *Set) release() {
+	for _, d := range s.owned {
+		releaseDir(d)
+	}
+	s.owned = nil
+}
+
 // Publish finishes every file and renames each to its final name, then
-// fsyncs the directories so the renames survive a crash.
+// fsyncs the directories so the renames survive a crash. With IfExists
+// Fail a final name that exists is an error (*ExistsError) and nothing of
+// the set is left published.
 func (s *Set) Publish() ([]string, error) {
 	for _, f := range s.Files {
 		if err := f.Finish(); err != nil {
@@ -134,8 +184,8 @@ func (s *Set) Publish() ([]string, error) {
 	}
 	dirs := map[string]bool{}
 	for _, f := range s.Files {
-		if err := os.Rename(f.Tmp, f.Final); err != nil {
-			return nil, fmt.Errorf("publish %s: %w", f.Final, err)
+		if err := s.rename(f); err != nil {
+			return nil, err
 		}
 		s.published = append(s.published, f.Final)
 		dirs[filepath.Dir(f.Final)] = true
@@ -150,7 +200,36 @@ func (s *Set) Publish() ([]string, error) {
 	copy(out, s.published)
 	s.Files = nil
 	s.published = nil
+	s.release()
 	return out, nil
+}
+
+// rename publishes one file: an atomic rename, or with IfExists Fail a
+// hard link that fails when the final name exists, then removing the
+// temporary name (where hard links are not supported: a check, then the
+// rename).
+func (s *Set) rename(f *File) error {
+	if s.IfExists != Fail {
+		if err := os.Rename(f.Tmp, f.Final); err != nil {
+			return fmt.Errorf("publish %s: %w", f.Final, err)
+		}
+		return nil
+	}
+	err := os.Link(f.Tmp, f.Final)
+	switch {
+	case err == nil:
+		_ = os.Remove(f.Tmp)
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		return &ExistsError{Path: f.Final}
+	}
+	if _, serr := os.Lstat(f.Final); serr == nil {
+		return &ExistsError{Path: f.Final}
+	}
+	if err := os.Rename(f.Tmp, f.Final); err != nil {
+		return fmt.Errorf("publish %s: %w", f.Final, err)
+	}
+	return nil
 }
 
 // Abort closes and removes every temporary file and every file a failed
@@ -173,5 +252,6 @@ func (s *Set) Abort() error {
 	}
 	s.Files = nil
 	s.published = nil
+	s.release()
 	return errors.Join(errs...)
 }
