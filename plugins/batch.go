@@ -20,6 +20,8 @@ type slotRing interface {
 	// Arrow IPC record batch message of rows rows. The slot is not written
 	// again until acquire returns it.
 	send(slot int, n int, rows int64) error
+	// release gives back a slot that holds no batch.
+	release(slot int)
 }
 
 // fieldBuf is one Arrow field's buffers in the batch being filled.
@@ -385,7 +387,12 @@ func (w *hostSink) flush() error {
 	if w.err != nil {
 		return w.err
 	}
-	if w.slot < 0 || w.row == 0 {
+	if w.slot < 0 {
+		return nil
+	}
+	if w.row == 0 {
+		w.ring.release(w.slot)
+		w.slot, w.mem = -1, nil
 		return nil
 	}
 	rows := w.row

@@ -185,6 +185,8 @@ func (r *heapRing) acquire() (int, []byte, error) {
 	return i, r.slots[i], nil
 }
 
+func (r *heapRing) release(slot int) { r.free = append(r.free, slot) }
+
 func (r *heapRing) send(slot, n int, rows int64) error {
 	err := r.take(slot, r.slots[slot][:n], rows)
 	r.free = append(r.free, slot)
