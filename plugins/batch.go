@@ -64,9 +64,11 @@ type stagedField struct {
 	start, end int
 }
 
+// fail records the sink's first error, naming the plugin; EndRow returns
+// it and decoding stops.
 func (w *hostSink) fail(err error) {
 	if w.err == nil {
-		w.err = err
+		w.err = w.wrap("writing batches", err)
 	}
 }
 

@@ -111,7 +111,7 @@ func (s *hostSink) wrap(what string, err error) error {
 // PluginError is a failure of a plugin sink, naming the plugin.
 type PluginError struct {
 	Plugin string // the plugin's name and executable
-	Op     string // what the host was doing: start, open, batch, prepare, publish
+	Op     string // what the host was doing: start, open, writing batches, prepare, publish, abort, describe
 	Err    error
 }
 
@@ -155,7 +155,7 @@ func (s *hostSink) Columns(cols []decode.Column, modes []decode.Mode) error {
 		return s.err
 	}
 	if err := s.start(); err != nil {
-		s.fail(s.wrap("batch", err))
+		s.fail(err)
 	}
 	return s.err
 }
@@ -252,10 +252,10 @@ func (s *hostSink) Prepare(ctx context.Context) error {
 		}
 	}
 	if err := s.flush(); err != nil {
-		return s.wrap("batch", err)
+		return s.wrap("writing batches", err)
 	}
 	if err := s.conn.drain(ctx); err != nil {
-		return s.wrap("batch", err)
+		return s.wrap("writing batches", err)
 	}
 	if err := s.conn.prepare(ctx); err != nil {
 		return s.wrap("prepare", err)

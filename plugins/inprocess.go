@@ -119,10 +119,12 @@ func (c *localConn) open(ctx context.Context, schema []byte, info sinks.ExtractI
 		return nil, err
 	}
 	c.ctx = ctx
-	c.sink = c.p.New()
-	if err := c.sink.Open(ctx, OpenRequest{Schema: c.reader.schema, Options: opts, Extract: info}); err != nil {
+	sink := c.p.New()
+	if err := sink.Open(ctx, OpenRequest{Schema: c.reader.schema, Options: opts, Extract: info}); err != nil {
+		_ = sink.Abort(ctx)
 		return nil, err
 	}
+	c.sink = sink
 	// One slot: each batch is read before the next is laid out.
 	c.ring = newHeapRing(1, c.opts.batchBytes, func(_ int, msg []byte, _ int64) error {
 		rec, err := c.reader.read(msg)

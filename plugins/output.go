@@ -16,21 +16,26 @@ type pluginOutput struct {
 	log  *slog.Logger
 	name string
 
-	mu   sync.Mutex
-	last []string // the last lastLines lines, oldest first
+	mu    sync.Mutex
+	last  []string // the last lastLines lines, oldest first
+	panic []string // a Go panic's first lines, which say what happened
 }
 
-const lastLines = 12
+const lastLines = 3
 
 // stream returns a writer for one of the plugin's output streams.
 func (o *pluginOutput) stream(name string) *outputStream {
 	return &outputStream{o: o, name: name}
 }
 
-// lastOutput is the plugin's last lines, joined.
+// lastOutput is what the error of a crashed plugin quotes: the first
+// lines of its panic, else its last lines.
 func (o *pluginOutput) lastOutput() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if len(o.panic) > 0 {
+		return strings.Join(o.panic, " | ")
+	}
 	return strings.Join(o.last, " | ")
 }
 
@@ -62,10 +67,14 @@ func (o *pluginOutput) line(stream string, b []byte) {
 			}
 		}
 	}
-	if strings.HasPrefix(s, "panic: ") || strings.HasPrefix(s, "fatal error: ") {
-		lvl = slog.LevelError
-	}
 	o.mu.Lock()
+	switch {
+	case strings.HasPrefix(s, "panic: ") || strings.HasPrefix(s, "fatal error: "):
+		lvl = slog.LevelError
+		o.panic = append(o.panic[:0], s)
+	case len(o.panic) == 1 && strings.HasPrefix(s, "\t"): // panic: x [recovered]\n\tpanic: y
+		o.panic = append(o.panic, strings.TrimSpace(s))
+	}
 	if len(o.last) == lastLines {
 		copy(o.last, o.last[1:])
 		o.last = o.last[:lastLines-1]

@@ -136,6 +136,9 @@ func (p *process) kill() {
 
 // exited waits up to d for the process to exit and says how it ended.
 func (p *process) exited(d time.Duration) (string, bool) {
+	if p.client == nil {
+		return "", false // not a process (an in-process test connection)
+	}
 	for end := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
 		if p.client.Exited() {
 			if ps := p.cmd.ProcessState; ps != nil {
@@ -183,6 +186,7 @@ type remoteConn struct {
 	ctx  context.Context
 	proc *process
 	shm  *sharedMemory
+	fd   uint32 // the shared memory's descriptor in the plugin process
 	ring *remoteRing
 }
 
@@ -203,7 +207,8 @@ func (c *remoteConn) start(ctx context.Context, _ sinks.ExtractInfo) error {
 		m, err := newSharedMemory(c.opts.batchesInFlight * c.opts.batchBytes)
 		switch {
 		case err == nil:
-			c.shm, extra = m, []*os.File{m.ro}
+			// ExtraFiles[0] is descriptor 3 in the plugin.
+			c.shm, c.fd, extra = m, 3, []*os.File{m.ro}
 		case c.opts.transport == "shm":
 			return fmt.Errorf("transport shm: %w", err)
 		default:
@@ -227,8 +232,7 @@ func (c *remoteConn) open(ctx context.Context, schema []byte, info sinks.Extract
 	req := &pluginpb.OpenRequest{Schema: schema, OptionsJson: string(opts),
 		Extract: &pluginpb.ExtractInfo{Name: info.Name, Schema: info.Schema, Table: info.Table, EstimatedRows: info.EstimatedRows}}
 	if c.shm != nil {
-		// ExtraFiles[0] is descriptor 3 in the plugin.
-		req.Shm = &pluginpb.SharedMemory{Fd: 3, Size: uint64(len(c.shm.mem)), Slots: uint32(c.opts.batchesInFlight), SlotSize: uint64(c.opts.batchBytes)}
+		req.Shm = &pluginpb.SharedMemory{Fd: c.fd, Size: uint64(len(c.shm.mem)), Slots: uint32(c.opts.batchesInFlight), SlotSize: uint64(c.opts.batchBytes)}
 	}
 	cctx, cancel := c.call(ctx)
 	defer cancel()
@@ -297,7 +301,7 @@ func (c *remoteConn) publish(ctx context.Context) (sinks.Stats, error) {
 // abort asks a plugin that still answers to remove what it wrote; one
 // that hangs or is gone is only stopped.
 func (c *remoteConn) abort(ctx context.Context) error {
-	if c.proc == nil || c.proc.hung.Load() || c.proc.client.Exited() {
+	if c.proc == nil || c.proc.hung.Load() || c.proc.client != nil && c.proc.client.Exited() {
 		return nil
 	}
 	if c.ring != nil {

@@ -23,10 +23,13 @@ const ProtocolVersion = 1
 //	Prepare(ctx)               if the Sink is also a Preparer
 //	Publish(ctx)               on success: make the output visible
 //	Abort(ctx)                 instead of Publish on failure (also after a
-//	                           failed Publish): remove everything partial
+//	                           failed Open or Publish): remove everything partial
 //
 // A plugin never publishes partial output: what WriteBatch writes stays
-// invisible (a temporary file, an open transaction) until Publish.
+// invisible (a temporary file, an open transaction) until Publish. A
+// plugin that crashes or hangs gets no Abort (its process is ended), so
+// what it leaves must already be invisible: a temporary file name
+// (OutputFile), an uncommitted transaction.
 type Sink interface {
 	Open(ctx context.Context, req OpenRequest) error
 	// WriteBatch receives the next batch. rec and every buffer of its

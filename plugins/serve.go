@@ -165,6 +165,8 @@ func (s *server) Open(ctx context.Context, req *pluginpb.OpenRequest) (*pluginpb
 	}
 	sink := s.p.New()
 	if err := sink.Open(ctx, OpenRequest{Schema: r.schema, Options: opts, Extract: info}); err != nil {
+		// What a failed Open made (a temporary file) goes too.
+		_ = sink.Abort(ctx)
 		r.close()
 		return nil, failed(err)
 	}
