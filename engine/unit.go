@@ -14,8 +14,9 @@ import (
 
 // unit is one unit of a plan while it runs. Its steps run in order, each
 // a small method: connect, describe the table, build the SQL, count or
-// estimate the rows, open the sinks, stream, verify, prepare, publish. A failed
-// step ends the unit; whatever sinks are open and unpublished are aborted.
+// estimate the rows, open the sinks, stream, verify, prepare, publish. A
+// failed step ends the unit; whatever sinks are open and unpublished are
+// aborted.
 type unit struct {
 	r     *Runner
 	u     Unit

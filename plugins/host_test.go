@@ -72,7 +72,7 @@ func TestPluginOptionsValidated(t *testing.T) {
 	if err == nil {
 		t.Fatal("bad options accepted")
 	}
-	for _, w := range []string{"batch_rows: use 1 .. 16777216"} {
+	for _, w := range []string{"batch_rows: 0 is outside"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error lacks %q: %v", w, err)
 		}

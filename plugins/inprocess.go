@@ -37,7 +37,7 @@ func InProcess(p Plugin) (sinks.Factory, error) {
 	return sinks.Factory{
 		Name:        p.Name,
 		Description: p.Description + " (in process)",
-		Options:     append(spec, prefixSpec("options.", p.Options)...),
+		Options:     spec,
 		New: func(options map[string]any) (sinks.Sink, error) {
 			o, _, err := parse(options)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/tdsextract/tdsextract/plugins/internal/pluginpb"
@@ -19,6 +20,8 @@ const (
 	// maxBatchBytes keeps every offset of a batch within Arrow's int32
 	// offsets, with room to spare.
 	maxBatchBytes = 1 << 30
+	// maxRingBytes bounds the memory of one plugin sink's batches.
+	maxRingBytes = 16 << 30
 )
 
 // hostSpec declares the options every plugin sink takes from the host
@@ -35,11 +38,11 @@ func hostSpec(withPath bool) sinks.Spec {
 			Doc: "the executable's SHA-256 in hex; when given, a file that does not match is refused before it runs"},
 		sinks.Option{Name: "options", Type: sinks.Object,
 			Doc: "the plugin's own options (a map), checked against the options the plugin declares"},
-		sinks.Option{Name: "batch_rows", Type: sinks.Int, Default: int64(DefaultBatchRows),
+		sinks.Option{Name: "batch_rows", Type: sinks.Int, Default: int64(DefaultBatchRows), Range: &sinks.Range{Min: 1, Max: 1 << 24},
 			Doc: "most rows in one Arrow batch"},
-		sinks.Option{Name: "batch_bytes", Type: sinks.Size, Default: int64(DefaultBatchBytes),
+		sinks.Option{Name: "batch_bytes", Type: sinks.Size, Default: int64(DefaultBatchBytes), Range: &sinks.Range{Min: 64 << 10, Max: maxBatchBytes},
 			Doc: "the memory of one batch (a slot of the shared memory); a batch ends before it is full, and a single row must fit"},
-		sinks.Option{Name: "batches_in_flight", Type: sinks.Int, Default: int64(DefaultBatchesInFlight),
+		sinks.Option{Name: "batches_in_flight", Type: sinks.Int, Default: int64(DefaultBatchesInFlight), Range: &sinks.Range{Min: 1, Max: 64},
 			Doc: "batches the plugin may hold at once; memory is batches_in_flight × batch_bytes, whatever the table's size"},
 		sinks.Option{Name: "transport", Type: sinks.Enum, Values: []string{"auto", "shm", "grpc"}, Default: "auto",
 			Doc: "how batches reach the plugin: shm (shared memory, Linux), grpc (as bytes over the plugin's gRPC channel), or auto (shm where available, else grpc, reported in the log)"},
@@ -93,14 +96,8 @@ func parseHostOptions(spec sinks.Spec, options map[string]any) (hostOptions, err
 	default:
 		errs = append(errs, &sinks.OptionError{Key: "options", Msg: "want a map of the plugin's options"})
 	}
-	if o.batchRows < 1 || o.batchRows > 1<<24 {
-		errs = append(errs, &sinks.OptionError{Key: "batch_rows", Msg: "use 1 .. 16777216"})
-	}
-	if o.batchBytes < 64<<10 || o.batchBytes > maxBatchBytes {
-		errs = append(errs, &sinks.OptionError{Key: "batch_bytes", Msg: "use 64KiB .. 1GiB"})
-	}
-	if o.batchesInFlight < 1 || o.batchesInFlight > 64 {
-		errs = append(errs, &sinks.OptionError{Key: "batches_in_flight", Msg: "use 1 .. 64"})
+	if ring := int64(o.batchesInFlight) * int64(o.batchBytes); ring > maxRingBytes || ring > math.MaxInt/2 {
+		errs = append(errs, &sinks.OptionError{Key: "batches_in_flight", Msg: fmt.Sprintf("batches_in_flight × batch_bytes is %s, over the %s a plugin's batches may take", sinks.FormatSize(ring), sinks.FormatSize(min(maxRingBytes, math.MaxInt/2)))})
 	}
 	if o.sha256 != "" && (len(o.sha256) != 64 || !isHex(o.sha256)) {
 		errs = append(errs, &sinks.OptionError{Key: "sha256", Msg: "want 64 hex digits (sha256sum prints them)"})
