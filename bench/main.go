@@ -79,10 +79,14 @@ type Result struct {
 	// OrderBias is the median time of the reps run in reverse leg order
 	// over that of the reps in forward order: far from 1, what ran just
 	// before the leg moved its time.
-	OrderBias   float64   `json:"order_bias"`
-	Checksum    string    `json:"checksum"`
-	RatioToTDSX *Ratio    `json:"ratio_vs_tdsextract,omitempty"`
-	AllMs       []float64 `json:"all_ms"`
+	OrderBias float64 `json:"order_bias"`
+	Checksum  string  `json:"checksum"`
+	// CPUNsPerRow is CPUMs per row; PluginPeakRSS the plugin process's
+	// peak resident memory (the plugin suite).
+	CPUNsPerRow   float64   `json:"cpu_ns_per_row,omitempty"`
+	PluginPeakRSS int64     `json:"plugin_peak_rss,omitempty"`
+	RatioToTDSX   *Ratio    `json:"ratio_vs_tdsextract,omitempty"`
+	AllMs         []float64 `json:"all_ms"`
 }
 
 // Ratio is this leg's time over tdsextract's, per interleaved pair.
@@ -112,6 +116,7 @@ type leg struct {
 }
 
 func main() {
+	servePluginIfAsked()
 	var (
 		out    = flag.String("out", "bench/results/latest.json", "JSON results file")
 		md     = flag.String("md", "bench/results/latest.md", "also write the summary and the full markdown table here")
@@ -122,8 +127,25 @@ func main() {
 		noBCP  = flag.Bool("no-freebcp", false, "skip the freebcp leg")
 		server = flag.String("server", "", "host:port of a sample server already running in another process (tdsextract sample-server, default seed); default: one in this process")
 		prof   = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (look at one leg with pprof -focus)")
+		suite  = flag.String("suite", "fetch", "fetch (decode into checksums) or plugins (the plugin boundary: shapes default poc48,lineitem, mode memory, results in bench/results/plugins.*)")
 	)
 	flag.Parse()
+	if *suite == "plugins" {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["shapes"] {
+			*shapes = "poc48,lineitem"
+		}
+		if !set["modes"] {
+			*modes = "memory"
+		}
+		if !set["out"] {
+			*out = "bench/results/plugins.json"
+		}
+		if !set["md"] {
+			*md = "bench/results/plugins.md"
+		}
+	}
 	if *prof != "" {
 		f, err := os.Create(*prof)
 		if err != nil {
@@ -158,7 +180,13 @@ func main() {
 	var results []Result
 	for _, shape := range strings.Split(*shapes, ",") {
 		for _, mode := range strings.Split(*modes, ",") {
-			rs, err := runShape(addr, shape, mode, *reps, !*noBCP)
+			var rs []Result
+			var err error
+			if *suite == "plugins" {
+				rs, err = runPluginShape(addr, shape, mode, *reps)
+			} else {
+				rs, err = runShape(addr, shape, mode, *reps, !*noBCP)
+			}
 			if err != nil {
 				fail(fmt.Errorf("%s/%s: %w", shape, mode, err))
 			}
@@ -167,6 +195,9 @@ func main() {
 		}
 	}
 	table := summary(results) + "\n" + markdown(results)
+	if *suite == "plugins" {
+		table = pluginSummary(results) + "\n" + markdown(results)
+	}
 	fmt.Print(table)
 	if *md != "" {
 		_ = os.MkdirAll(filepath.Dir(*md), 0o755)

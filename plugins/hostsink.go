@@ -293,3 +293,17 @@ func (s *hostSink) Abort(ctx context.Context) error {
 	}
 	return s.wrap("abort", s.conn.abort(ctx))
 }
+
+// ProcessID is the process of a plugin sink once it is open, for
+// measurements (its CPU time, its memory); 0 for a sink that is not a
+// plugin process.
+func ProcessID(s sinks.Sink) int {
+	h, ok := s.(*hostSink)
+	if !ok {
+		return 0
+	}
+	if c, ok := h.conn.(*remoteConn); ok && c.proc != nil && c.proc.cmd != nil && c.proc.cmd.Process != nil {
+		return c.proc.cmd.Process.Pid
+	}
+	return 0
+}
