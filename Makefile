@@ -8,10 +8,15 @@ FUZZTIME_SHORT ?= 10s
 # The default test run must stay well under 15 minutes on 2 cores.
 TESTFLAGS ?= -count=1 -timeout 20m
 
-.PHONY: build test demo bench fuzz lint vet fmt clean
+.PHONY: build plugins test demo bench fuzz lint vet fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tdsextract
+
+# The example sink plugins (plugins/README.md), ready for --plugins-dir bin/plugins.
+plugins:
+	$(GO) build -o bin/plugins/jsonl ./plugins/examples/jsonl
+	$(GO) build -o bin/plugins/arrowipc ./plugins/examples/arrowipc
 
 # Unit, integration (test TDS server, go-mssqldb, FreeTDS, PostgreSQL 15) and
 # allocation tests, then every benchmark once so none rots (CONVENTIONS 13).
@@ -32,9 +37,11 @@ test:
 demo: build
 	$(BIN) demo --out out
 
-# The standard benchmark set (A/B harness; writes bench/results/latest.json).
+# The standard benchmark set (A/B harness; writes bench/results/latest.json),
+# then the plugin boundary (bench/results/plugins.json).
 bench: build
 	$(GO) run ./bench -out bench/results/latest.json
+	$(GO) run ./bench -suite plugins
 
 # Long fuzzing, one target at a time, FUZZTIME each. -timeout 0: go test's
 # default 10-minute timeout would otherwise end a 10-minute run as a failure.

@@ -82,9 +82,13 @@ type Result struct {
 	// before the leg moved its time.
 	OrderBias float64 `json:"order_bias"`
 	// FileBytes is the size of the file a parquet-mode leg wrote.
-	FileBytes   int64  `json:"file_bytes,omitempty"`
-	Checksum    string `json:"checksum"`
-	RatioToTDSX *Ratio `json:"ratio_vs_tdsextract,omitempty"`
+	FileBytes int64  `json:"file_bytes,omitempty"`
+	Checksum  string `json:"checksum"`
+	// CPUNsPerRow is CPUMs per row; PluginPeakRSS the plugin process's
+	// peak resident memory (the plugin suite).
+	CPUNsPerRow   float64 `json:"cpu_ns_per_row,omitempty"`
+	PluginPeakRSS int64   `json:"plugin_peak_rss,omitempty"`
+	RatioToTDSX   *Ratio  `json:"ratio_vs_tdsextract,omitempty"`
 	// CPURatioToTDSX is this leg's CPU time over tdsextract's, per
 	// interleaved pair (the PostgreSQL suite).
 	CPURatioToTDSX *Ratio    `json:"cpu_ratio_vs_tdsextract,omitempty"`
@@ -118,6 +122,7 @@ type leg struct {
 }
 
 func main() {
+	servePluginIfAsked()
 	var (
 		out    = flag.String("out", "bench/results/latest.json", "JSON results file")
 		md     = flag.String("md", "bench/results/latest.md", "also write the summary and the full markdown table here")
@@ -128,12 +133,28 @@ func main() {
 		noBCP  = flag.Bool("no-freebcp", false, "skip the freebcp leg")
 		server = flag.String("server", "", "host:port of a sample server already running in another process (tdsextract sample-server, default seed); default: one in this process")
 		prof   = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (look at one leg with pprof -focus)")
-		suite  = flag.String("suite", "fetch", "fetch (decode into checksums) or postgres (load PostgreSQL; shapes default poc48,odbc5,temporal,lineitem)")
+		suite  = flag.String("suite", "fetch", "fetch (decode into checksums), postgres (load PostgreSQL; shapes default poc48,odbc5,temporal,lineitem) or plugins (the plugin boundary: shapes default poc48,lineitem, mode memory, results in bench/results/plugins.*)")
 		pgURL  = flag.String("pg", "", "PostgreSQL for -suite postgres (superuser: the ceiling legs COPY server-side files); default: a throwaway PostgreSQL started for the run")
 		noPGL  = flag.Bool("no-pgloader", false, "skip the pgloader leg of -suite postgres")
 		pqSet  = flag.String("parquet-set", "", "parquet mode: sink options for tdsextract's legs, key=value,... (default: the sink's defaults)")
 	)
 	flag.Parse()
+	if *suite == "plugins" {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["shapes"] {
+			*shapes = "poc48,lineitem"
+		}
+		if !set["modes"] {
+			*modes = "memory"
+		}
+		if !set["out"] {
+			*out = "bench/results/plugins.json"
+		}
+		if !set["md"] {
+			*md = "bench/results/plugins.md"
+		}
+	}
 	if *prof != "" {
 		f, err := os.Create(*prof)
 		if err != nil {
@@ -199,7 +220,9 @@ func main() {
 		for _, mode := range strings.Split(*modes, ",") {
 			var rs []Result
 			var err error
-			if mode == "parquet" {
+			if *suite == "plugins" {
+				rs, err = runPluginShape(addr, shape, mode, *reps)
+			} else if mode == "parquet" {
 				rs, err = runParquet(addr, shape, *reps, parseSet(*pqSet))
 			} else {
 				rs, err = runShape(addr, shape, mode, *reps, !*noBCP)
@@ -214,6 +237,9 @@ func main() {
 	table := summary(results) + "\n" + markdown(results)
 	if strings.Contains(*modes, "parquet") {
 		table = parquetSummary(results) + "\n" + table
+	}
+	if *suite == "plugins" {
+		table = pluginSummary(results) + "\n" + markdown(results)
 	}
 	writeResults(results, table, *md, *out)
 }

@@ -15,8 +15,9 @@ import (
 
 // unit is one unit of a plan while it runs. Its steps run in order, each
 // a small method: connect, describe the table, build the SQL, count or
-// estimate the rows, open the sinks, stream, verify, publish. A failed
-// step ends the unit; whatever sinks are open and unpublished are aborted.
+// estimate the rows, open the sinks, stream, verify, prepare, publish. A
+// failed step ends the unit; whatever sinks are open and unpublished are
+// aborted.
 type unit struct {
 	r     *Runner
 	u     Unit
@@ -76,7 +77,7 @@ func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit) (ExtractSummar
 
 func (x *unit) run(ctx context.Context) error {
 	defer x.abortUnpublished(ctx)
-	steps := []func(context.Context) error{x.connect, x.describe, x.buildSQL, x.countRows, x.openSinks, x.stream, x.verify, x.publish}
+	steps := []func(context.Context) error{x.connect, x.describe, x.buildSQL, x.countRows, x.openSinks, x.stream, x.verify, x.prepare, x.publish}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			if errors.Is(err, errAllSkipped) {
@@ -222,6 +223,21 @@ func (x *unit) verify(context.Context) error {
 	x.sum.Verified, x.sum.SourceRows = VerifyCount.String(), x.info.EstimatedRows
 	if x.rows != x.info.EstimatedRows {
 		return failed(KindExtract, fmt.Errorf("verify: extracted %d rows but the source counted %d: nothing was published; rerun the extract (the table may have changed while it ran)", x.rows, x.info.EstimatedRows))
+	}
+	return nil
+}
+
+// prepare lets every sink finish what can still fail (a plugin sink
+// hands on its last batch, waits for every acknowledgement and lets the
+// plugin flush) before any sink publishes: such a failure then leaves
+// every sink unpublished, and Publish only makes output visible.
+func (x *unit) prepare(ctx context.Context) error {
+	for i, s := range x.sinks {
+		if p, ok := s.(sinks.Preparer); ok {
+			if err := p.Prepare(ctx); err != nil {
+				return failed(KindExtract, fmt.Errorf("sink %s: %w", x.ex.Sinks[i].Type, err))
+			}
+		}
 	}
 	return nil
 }

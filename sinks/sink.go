@@ -197,3 +197,12 @@ func (r *Registry) Names() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Preparer is implemented by sinks with work that can fail after the last
+// row short of publishing (a plugin flushing its last batch and closing
+// its output). The engine prepares every sink of an extract before it
+// publishes any, so such a failure leaves every sink unpublished; Publish
+// then only makes output visible.
+type Preparer interface {
+	Prepare(ctx context.Context) error
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/secret"
+	"github.com/tdsextract/tdsextract/plugins"
 	"github.com/tdsextract/tdsextract/sinks"
 )
 
@@ -30,6 +31,10 @@ type globalOpts struct {
 	stderr    *os.File
 	// registry holds the sinks every command can use.
 	registry *sinks.Registry
+	// pluginsDir is --plugins-dir; plugins runs the plugin sinks
+	// (loadPlugins).
+	pluginsDir string
+	plugins    *plugins.Host
 }
 
 func (g *globalOpts) logger() *slog.Logger {
@@ -62,6 +67,9 @@ value once, straight into the memory of its sinks (Parquet, PostgreSQL binary
 COPY, CSV, plugins), with bounded memory, exact types and verified row counts.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			return g.loadPlugins()
+		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -70,6 +78,7 @@ COPY, CSV, plugins), with bounded memory, exact types and verified row counts.`,
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no progress output; warnings and errors only")
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format when not on a terminal: text or json")
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	pf.StringVar(&g.pluginsDir, "plugins-dir", "", "directory of sink plugins, each a sink type plugin:NAME (env TDSEXTRACT_PLUGINS_DIR; default "+defaultPluginsDir()+")")
 
 	root.AddCommand(newRunCmd(g), newExportCmd(g), newInspectCmd(g), newSinksCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g))
 	return root
@@ -314,11 +323,16 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 				return err
 			}
 			for _, t := range to {
-				o := opts[t]
-				if _, given := o["path"]; !given && !server[t] {
+				o, typ := opts[t], t
+				switch _, given := o["path"]; {
+				case isPluginSink(t):
+					if typ, o, err = g.exportPluginSink(t, o, out); err != nil {
+						return &engine.JobError{Kind: engine.KindConfig, Err: err}
+					}
+				case !given && !server[t]:
 					o["path"] = out + string(os.PathSeparator)
 				}
-				job.Sinks = append(job.Sinks, engine.SinkConfig{Type: t, Options: o})
+				job.Sinks = append(job.Sinks, engine.SinkConfig{Type: typ, Options: o})
 			}
 			for _, t := range tables {
 				job.Extracts = append(job.Extracts, engine.ExtractConfig{Table: t, Columns: columns, Where: where, Verify: verify})
@@ -337,7 +351,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&where, "where", "", "SQL predicate for the table")
 	f.StringVar(&query, "query", "", "a SELECT to export instead of a table")
 	f.StringVar(&name, "name", "", "extract name for --query (file names derive from it)")
-	f.StringSliceVar(&to, "to", []string{"csv"}, "sink types: "+strings.Join(g.registry.Names(), ", "))
+	f.StringSliceVar(&to, "to", []string{"csv"}, "sink types: "+strings.Join(g.registry.Names(), ", ")+", plugin:NAME (a plugin of the plugins directory) or plugin:./path/to/plugin")
 	f.StringVar(&out, "out", "out", "output directory (the sinks' path option)")
 	f.StringVar(&target, "target", "", "the server of a sink that loads one (postgres): a postgres:// URL or host=... dbname=... string; each table goes to the table of the same name (lower case) in the target's default schema, created when missing")
 	f.StringArrayVar(&sets, "set", nil, "a sink option, sink.option=value (repeatable), e.g. --set csv.header=false --set parquet.compression=snappy; see tdsextract sinks NAME")

@@ -49,7 +49,7 @@ otherwise the --table flags, with the --to sinks and their --set options.`,
 				return &usageError{errors.New("inspect needs --table")}
 			default:
 				if len(to) == 0 {
-					to = sinksWithoutRequired(g.registry)
+					to = builtinSinkNames(sinksWithoutRequired(g.registry))
 				}
 				opts, err := sinkSets(g.registry, to, sets)
 				if err != nil {
@@ -74,7 +74,7 @@ otherwise the --table flags, with the --to sinks and their --set options.`,
 	f.StringVar(&source, "source", "", "connection string (URL or ADO form)")
 	f.StringVar(&passwordEnv, "password-env", "", "environment variable holding the password")
 	f.StringSliceVar(&tables, "table", nil, "table to inspect (schema.table); repeat for several")
-	f.StringSliceVar(&to, "to", nil, "sinks whose mapping to show (default: every registered sink that needs no option; name postgres here with --set postgres.connection=...)")
+	f.StringSliceVar(&to, "to", nil, "sinks whose mapping to show (default: every built-in sink that needs no option; name postgres here with --set postgres.connection=...)")
 	f.StringArrayVar(&sets, "set", nil, "a sink option as the run would set it, sink.option=value (repeatable)")
 	f.StringVar(&timeout, "timeout", "", "request deadline, e.g. 30s")
 	return cmd

@@ -40,6 +40,17 @@ func sinkSets(reg *sinks.Registry, to, sets []string) (map[string]map[string]any
 			}
 			continue
 		}
+		// A further dot sets a key of an object option: a plugin's own
+		// options, --set plugin:jsonl.options.path=out/.
+		if obj, key, nested := strings.Cut(opt, "."); nested && obj != "" && key != "" {
+			m, _ := opts[obj].(map[string]any)
+			if m == nil {
+				m = map[string]any{}
+				opts[obj] = m
+			}
+			m[key] = value
+			continue
+		}
 		opts[opt] = value
 	}
 	// Resolve each sink's options now, so a mistake names the flag rather

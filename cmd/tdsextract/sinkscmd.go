@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/sinks"
 )
 
@@ -33,6 +34,11 @@ func newSinksCmd(g *globalOpts) *cobra.Command {
 			f, ok := g.registry.Lookup(args[0])
 			if !ok {
 				return &usageError{fmt.Errorf("unknown sink %q (known: %s)", args[0], strings.Join(g.registry.Names(), ", "))}
+			}
+			// A plugin:NAME sink's own options: the plugin runs to list them.
+			f, err := g.pluginOptions(f)
+			if err != nil {
+				return &engine.JobError{Kind: engine.KindConfig, Err: err}
 			}
 			if markdown {
 				if f.Options == nil {
