@@ -1247,36 +1247,9 @@ func appendTextType(dst []byte, ti *TypeInfo, v any) ([]byte, error) {
 // for it (a sql_variant holding an int says 0x38 INT4, never INTN).
 func variantBase(ti TypeInfo) TypeInfo {
 	switch ti.Type {
-	case TypeIntN:
-		switch ti.Size {
-		case 1:
-			ti.Type = TypeInt1
-		case 2:
-			ti.Type = TypeInt2
-		case 4:
-			ti.Type = TypeInt4
-		case 8:
-			ti.Type = TypeInt8
-		}
-	case TypeBitN:
-		ti.Type = TypeBit
-	case TypeFltN:
-		if ti.Size == 4 {
-			ti.Type = TypeFlt4
-		} else if ti.Size == 8 {
-			ti.Type = TypeFlt8
-		}
-	case TypeMoneyN:
-		if ti.Size == 4 {
-			ti.Type = TypeMoney4
-		} else if ti.Size == 8 {
-			ti.Type = TypeMoney
-		}
-	case TypeDateTimeN:
-		if ti.Size == 4 {
-			ti.Type = TypeDateTim4
-		} else if ti.Size == 8 {
-			ti.Type = TypeDateTime
+	case TypeIntN, TypeBitN, TypeFltN, TypeMoneyN, TypeDateTimeN:
+		if k := ti.Kind(); k != KindUnknown {
+			return TypeInfo{Type: kinds[k].wire}
 		}
 	}
 	if tiFixedLen(ti.Type) != 0 {
