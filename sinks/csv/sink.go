@@ -108,7 +108,14 @@ type colFmt struct {
 }
 
 func newColFmt(ti *decode.TypeInfo) colFmt {
-	return colFmt{kind: valueKind(ti), scale: ti.DateTimeScale()}
+	f := colFmt{kind: vText, scale: ti.DateTimeScale()}
+	switch ti.Kind().Class() {
+	case decode.ClassBinary:
+		f.kind = vBinary
+	case decode.ClassVector:
+		f.kind = vVector
+	}
+	return f
 }
 
 // New returns a CSV sink for c, whose zero fields take their defaults
@@ -413,16 +420,6 @@ func (s *Sink) Variant(col int, ti *decode.TypeInfo) {
 	s.field(col)
 	s.vfmt = newColFmt(ti)
 	s.variant = true
-}
-
-func valueKind(ti *decode.TypeInfo) uint8 {
-	switch {
-	case ti.IsBinary():
-		return vBinary
-	case ti.Type == decode.TypeVector:
-		return vVector
-	}
-	return vText
 }
 
 // BeginValue starts a variable-length value.
