@@ -292,31 +292,35 @@ func DeclOf(ti *TypeInfo, userType uint32) Decl {
 	return d
 }
 
+// Name is the declaration's T-SQL base name, as SQL Server's messages
+// spell a type: "numeric" for a decimal declared so, a CLR type's own
+// name in lower case, else Kind.Name.
+func (d Decl) Name() string {
+	switch {
+	case d.Kind == KindDecimal && d.Numeric:
+		return "numeric"
+	case d.Kind == KindUDT && d.UDT != "":
+		return strings.ToLower(d.UDT)
+	}
+	return d.Kind.Name()
+}
+
 // String spells the declaration as T-SQL does: "decimal(38,10)",
 // "nvarchar(max)", "datetime2(7)", "timestamp". A length of 0 is
 // spelled 1, the smallest valid length.
 func (d Decl) String() string {
-	k := d.Kind
-	switch k {
+	switch d.Kind {
 	case KindDecimal:
-		name := "decimal"
-		if d.Numeric {
-			name = "numeric"
-		}
-		return name + "(" + strconv.Itoa(int(d.Precision)) + "," + strconv.Itoa(int(d.Scale)) + ")"
+		return d.Name() + "(" + strconv.Itoa(int(d.Precision)) + "," + strconv.Itoa(int(d.Scale)) + ")"
 	case KindTime, KindDateTime2, KindDateTimeOffset:
-		return k.Name() + "(" + strconv.Itoa(int(d.Scale)) + ")"
+		return d.Name() + "(" + strconv.Itoa(int(d.Scale)) + ")"
 	case KindChar, KindVarChar, KindBinary, KindVarBinary, KindNChar, KindNVarChar, KindVector:
 		if d.Max {
-			return k.Name() + "(max)"
+			return d.Name() + "(max)"
 		}
-		return k.Name() + "(" + strconv.Itoa(max(d.Length, 1)) + ")"
-	case KindUDT:
-		if d.UDT != "" {
-			return strings.ToLower(d.UDT)
-		}
+		return d.Name() + "(" + strconv.Itoa(max(d.Length, 1)) + ")"
 	}
-	return k.Name()
+	return d.Name()
 }
 
 // Assembly-qualified names of the system CLR types, as SQL Server sends
@@ -385,6 +389,38 @@ func (d Decl) TypeInfo(nullable bool, coll Collation) TypeInfo {
 	}
 	if d.Kind.HasCollation() {
 		ti.Collation = coll
+	}
+	return ti
+}
+
+// NullableForm returns the TYPE_INFO SQL Server uses for a nullable
+// column of ti's kind: the fixed-length types become their N- forms (INT4
+// becomes INTN of size 4, MONEY4 MONEYN of size 4); every other type is its
+// own nullable form and is returned unchanged.
+func NullableForm(ti TypeInfo) TypeInfo {
+	if tiFixedLen(ti.Type) == 0 {
+		return ti
+	}
+	f := &kinds[ti.Kind()]
+	if f.wireN == 0 {
+		return ti
+	}
+	return TypeInfo{Type: f.wireN, Size: uint32(f.fixed)}
+}
+
+// FixedForm is the reverse of NullableForm: the N- forms of the
+// fixed-length types become the fixed type (INTN of size 4 becomes INT4),
+// the form sql_variant uses for its base types; every other type is
+// returned unchanged (with no size if it is fixed-length).
+func FixedForm(ti TypeInfo) TypeInfo {
+	switch ti.Type {
+	case TypeIntN, TypeBitN, TypeFltN, TypeMoneyN, TypeDateTimeN:
+		if k := ti.Kind(); k != KindUnknown {
+			return TypeInfo{Type: kinds[k].wire}
+		}
+	}
+	if tiFixedLen(ti.Type) != 0 {
+		ti.Size = 0
 	}
 	return ti
 }

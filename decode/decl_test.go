@@ -165,3 +165,64 @@ func TestDecimalLen(t *testing.T) {
 		}
 	}
 }
+
+// The nullable and fixed wire forms of the fixed-length types (MS-TDS
+// 2.2.5.4.1 and 2.2.5.4.2), and types that have only one form.
+func TestNullableFixedForm(t *testing.T) {
+	pairs := []struct{ fixed, nullable TypeInfo }{
+		{TypeInfo{Type: TypeInt1}, TypeInfo{Type: TypeIntN, Size: 1}},
+		{TypeInfo{Type: TypeInt2}, TypeInfo{Type: TypeIntN, Size: 2}},
+		{TypeInfo{Type: TypeInt4}, TypeInfo{Type: TypeIntN, Size: 4}},
+		{TypeInfo{Type: TypeInt8}, TypeInfo{Type: TypeIntN, Size: 8}},
+		{TypeInfo{Type: TypeBit}, TypeInfo{Type: TypeBitN, Size: 1}},
+		{TypeInfo{Type: TypeFlt4}, TypeInfo{Type: TypeFltN, Size: 4}},
+		{TypeInfo{Type: TypeFlt8}, TypeInfo{Type: TypeFltN, Size: 8}},
+		{TypeInfo{Type: TypeMoney4}, TypeInfo{Type: TypeMoneyN, Size: 4}},
+		{TypeInfo{Type: TypeMoney}, TypeInfo{Type: TypeMoneyN, Size: 8}},
+		{TypeInfo{Type: TypeDateTim4}, TypeInfo{Type: TypeDateTimeN, Size: 4}},
+		{TypeInfo{Type: TypeDateTime}, TypeInfo{Type: TypeDateTimeN, Size: 8}},
+	}
+	for _, p := range pairs {
+		if got := NullableForm(p.fixed); got != p.nullable {
+			t.Errorf("NullableForm(%+v) = %+v, want %+v", p.fixed, got, p.nullable)
+		}
+		if got := FixedForm(p.nullable); got != p.fixed {
+			t.Errorf("FixedForm(%+v) = %+v, want %+v", p.nullable, got, p.fixed)
+		}
+	}
+	for _, ti := range []TypeInfo{
+		{Type: TypeDecimalN, Size: 9, Precision: 18}, {Type: TypeGUID, Size: 16}, {Type: TypeDateN},
+		{Type: TypeNVarChar, Size: 20, Collation: Collation{Info: 0x00D00409}}, {Type: TypeIntN, Size: 3},
+	} {
+		if got := NullableForm(ti); got != ti {
+			t.Errorf("NullableForm(%+v) = %+v, want it unchanged", ti, got)
+		}
+		if got := FixedForm(ti); got != ti {
+			t.Errorf("FixedForm(%+v) = %+v, want it unchanged", ti, got)
+		}
+	}
+}
+
+func TestIntRangeAndName(t *testing.T) {
+	ranges := map[Kind][2]int64{
+		KindTinyInt: {0, 255}, KindSmallInt: {-32768, 32767},
+		KindInt: {-2147483648, 2147483647}, KindBigInt: {-1 << 63, 1<<63 - 1}, KindMoney: {0, 0},
+	}
+	for k, want := range ranges {
+		if lo, hi := k.IntRange(); lo != want[0] || hi != want[1] {
+			t.Errorf("%v.IntRange() = %d, %d, want %d, %d", k, lo, hi, want[0], want[1])
+		}
+	}
+	names := map[string]Decl{
+		"numeric":     {Kind: KindDecimal, Numeric: true, Precision: 5},
+		"decimal":     {Kind: KindDecimal, Precision: 5},
+		"phonenumber": {Kind: KindUDT, UDT: "PhoneNumber"},
+		"nvarchar":    {Kind: KindNVarChar, Max: true},
+		"timestamp":   {Kind: KindRowVersion},
+	}
+	for want, d := range names {
+		if got := d.Name(); got != want {
+			t.Errorf("%+v.Name() = %q, want %q", d, got, want)
+		}
+	}
+}

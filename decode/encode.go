@@ -1243,21 +1243,6 @@ func appendTextType(dst []byte, ti *TypeInfo, v any) ([]byte, error) {
 	return dst, nil
 }
 
-// variantBase maps a nullable base type to the fixed type sql_variant uses
-// for it (a sql_variant holding an int says 0x38 INT4, never INTN).
-func variantBase(ti TypeInfo) TypeInfo {
-	switch ti.Type {
-	case TypeIntN, TypeBitN, TypeFltN, TypeMoneyN, TypeDateTimeN:
-		if k := ti.Kind(); k != KindUnknown {
-			return TypeInfo{Type: kinds[k].wire}
-		}
-	}
-	if tiFixedLen(ti.Type) != 0 {
-		ti.Size = 0
-	}
-	return ti
-}
-
 // MaxVariantLen is the largest sql_variant value (MS-TDS 2.2.5.5.4: 8000
 // bytes of data plus base type, prop bytes and properties).
 const MaxVariantLen = 8009
@@ -1284,7 +1269,7 @@ func appendVariant(dst []byte, ti *TypeInfo, v any) ([]byte, error) {
 	if vv.Value == nil {
 		return dst, encErr(ti, "sql_variant base value cannot be NULL (send a NULL sql_variant instead)")
 	}
-	bt := variantBase(vv.Type)
+	bt := FixedForm(vv.Type)
 	p := len(dst)
 	dst = append(dst, 0, 0, 0, 0, bt.Type)
 	var err error

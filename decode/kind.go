@@ -181,6 +181,21 @@ func (k Kind) IsUnicode() bool {
 	return false
 }
 
+// IntRange is the range of values of an integer kind: tinyint is
+// unsigned, the others two's complement of their size. Other kinds have
+// no range (0, 0).
+func (k Kind) IntRange() (lo, hi int64) {
+	if k.Class() != ClassInteger {
+		return 0, 0
+	}
+	return intRange(kinds[k].fixed)
+}
+
+// Decl is the declaration the kind's bare name stands for: SQL Server's
+// defaults decimal(18,0), time(7), datetime2(7), datetimeoffset(7); no
+// length.
+func (k Kind) Decl() Decl { return k.defaultDecl() }
+
 // HasCollation reports whether columns of the kind carry a collation
 // (the char and N- types; xml and json are always UTF-16 and UTF-8).
 func (k Kind) HasCollation() bool {

@@ -342,7 +342,7 @@ func (sc *scope) outItem(it selectItem) outItem {
 	flags := uint16(decode.ColFlagComputed)
 	if nullable {
 		flags |= decode.ColFlagNullable
-		t = nullableType(t)
+		t = decode.NullableForm(t)
 	}
 	name := ""
 	if it.HasAlias {
@@ -662,14 +662,14 @@ func (s *Session) newScanSource(sc *scope, t *sampledb.Table, items []outItem, r
 	return ss
 }
 
+// isLOB reports whether SET TEXTSIZE applies to values of t: text, ntext,
+// image and the (max) types.
 func isLOB(t *decode.TypeInfo) bool {
-	switch t.Type {
-	case decode.TypeText, decode.TypeNText, decode.TypeImage:
+	switch t.Kind() {
+	case decode.KindText, decode.KindNText, decode.KindImage:
 		return true
-	case decode.TypeBigVarChar, decode.TypeNVarChar, decode.TypeBigVarBinary:
-		return t.Size == decode.MaxVarLen
 	}
-	return false
+	return decode.DeclOf(t, 0).Max
 }
 
 // fastSource serves rows of bare columns through the table's pre-encoded
@@ -1376,18 +1376,18 @@ func (a *aggAcc) result(f *funcExpr, sc *scope) (any, error) {
 	r := new(big.Rat).Set(a.sum)
 	if f.Name == "AVG" {
 		r.Quo(r, new(big.Rat).SetInt64(a.count))
-		if t.Type == decode.TypeIntN {
+		if t.Kind().Class() == decode.ClassInteger {
 			// Integer AVG truncates.
 			q := new(big.Int).Quo(r.Num(), r.Denom())
 			r.SetInt(q)
 		}
 	}
-	if t.Type == decode.TypeIntN {
+	if t.Kind().Class() == decode.ClassInteger {
 		if !r.IsInt() {
 			r.SetInt(new(big.Int).Quo(r.Num(), r.Denom()))
 		}
 		n := r.Num()
-		lo, hi := intRange(t.Size)
+		lo, hi := t.Kind().IntRange()
 		if !n.IsInt64() || n.Int64() < lo || n.Int64() > hi {
 			return nil, newError(8115, 16, 2, f.Line, "Arithmetic overflow error converting expression to data type %s.", sqlTypeName(&t))
 		}
