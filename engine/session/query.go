@@ -321,7 +321,7 @@ func (c *Conn) buildRequest(q *Query) ([]byte, error) {
 		}
 		decl.WriteString(p.Name)
 		decl.WriteByte(' ')
-		decl.WriteString(sqlTypeName(&p.Type))
+		decl.WriteString(decode.TypeDecl(&p.Type, 0))
 		user = append(user, p)
 	}
 	params = append(params, decode.NVarCharParam("", q.SQL), decode.NVarCharParam("", decl.String()))
@@ -350,12 +350,12 @@ func rpcParam(p *Param, i int) (decode.RPCParam, error) {
 	if p.Type != nil {
 		ti = *p.Type
 		if tv, ok := p.Value.(time.Time); ok {
-			switch ti.Type {
-			case decode.TypeDateTimeOffset:
+			switch ti.Kind() {
+			case decode.KindDateTimeOffset:
 				v = decode.DateTimeOffsetFromTime(tv)
-			case decode.TypeDateN:
+			case decode.KindDate:
 				v = decode.Date(decode.DateTimeFromTime(tv).Days)
-			case decode.TypeTimeN:
+			case decode.KindTime:
 				v = decode.Time(decode.DateTimeFromTime(tv).Ticks)
 			default:
 				v = decode.DateTimeFromTime(tv)
@@ -442,10 +442,6 @@ func genericValue(v any) (any, decode.TypeInfo, error) {
 }
 
 func intN() decode.TypeInfo { return decode.TypeInfo{Type: decode.TypeIntN, Size: 8} }
-
-// sqlTypeName is the T-SQL declaration of a parameter type, for the
-// sp_executesql @params string.
-func sqlTypeName(ti *decode.TypeInfo) string { return decode.TypeDecl(ti, 0) }
 
 // discardSink skips every column: drains and login responses use it.
 type discardSink struct{}
