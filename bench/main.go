@@ -35,13 +35,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/internal/cputime"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 	"github.com/tdsextract/tdsextract/internal/secret"
@@ -565,12 +565,9 @@ type watch struct {
 	b0 uint64
 }
 
-func processCPU() time.Duration {
-	var self, kids syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano())
-}
+// processCPU counts the harness's own CPU time and that of the external
+// legs (freebcp) it has waited for.
+func processCPU() time.Duration { return cputime.Process() + cputime.Children() }
 
 func startWatch() watch {
 	runtime.GC()

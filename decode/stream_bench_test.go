@@ -5,11 +5,10 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/internal/cputime"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
 
@@ -397,10 +396,8 @@ func ExampleStream() {
 // shared machine (2 cores, many processes) wall-clock time mostly measures
 // the scheduler; the thread's own CPU time does not.
 func threadCPU() int64 {
-	var ts syscall.Timespec
-	// CLOCK_THREAD_CPUTIME_ID = 3
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3, uintptr(unsafe.Pointer(&ts)), 0)
-	return ts.Nano()
+	d, _ := cputime.Thread()
+	return int64(d)
 }
 
 // BenchmarkStreamVsMemmove runs decode and memmove of the same bytes

@@ -10,11 +10,11 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/internal/cputime"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 )
 
@@ -59,16 +59,15 @@ func runLeg(b *testing.B, c *Conn, leg benchLeg, sink *checksumSink) (time.Durat
 	return d, res.Rows
 }
 
-// rusageThread is Linux's RUSAGE_THREAD.
-const rusageThread = 1
-
 // cpuTime is the calling thread's user+system CPU time (the benchmark
 // goroutine is locked to its thread, and the whole client path runs on it:
-// the server and the replayer run on other threads).
+// the server and the replayer run on other threads); where threads report
+// none, the process's.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(rusageThread, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	if d, ok := cputime.Thread(); ok {
+		return d
+	}
+	return cputime.Process()
 }
 
 // abba runs the three legs interleaved off-lazy-eager-eager-lazy-off per

@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 import (
@@ -7,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,9 +30,6 @@ import (
 func TestExportPeakRSS(t *testing.T) {
 	if os.Getenv("TDSEXTRACT_RSS") == "" {
 		t.Skip("memory measurement is opt-in: set TDSEXTRACT_RSS=1")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("ru_maxrss in KiB is Linux behaviour")
 	}
 	bin := filepath.Join(t.TempDir(), "tdsextract")
 	build := exec.Command("go", "build", "-o", bin, "../../cmd/tdsextract")
