@@ -21,6 +21,8 @@ build:
 # allocation tests, then every benchmark once so none rots.
 test:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	# go.mod lists what the code imports, direct dependencies as direct.
+	$(GO) mod tidy -diff
 	$(GO) vet $(PKGS)
 	@for t in $(CROSS); do \
 	  echo "GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet $(PKGS)"; \
