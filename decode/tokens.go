@@ -814,12 +814,6 @@ func appendSessionStateSet(dst []byte, states []SessionStateData) []byte {
 	return dst
 }
 
-// AppendSessionStateDataSet appends a SessionStateDataSet (for the
-// SESSIONRECOVERY feature acknowledgement).
-func AppendSessionStateDataSet(dst []byte, states []SessionStateData) []byte {
-	return appendSessionStateSet(dst, states)
-}
-
 // Append appends the token.
 func (s SessionState) Append(dst []byte) []byte {
 	dst = append(dst, TokenSessionState, 0, 0, 0, 0)
