@@ -61,10 +61,6 @@ type Conn struct {
 	busy   atomic.Bool
 	broken error // non-nil once the session is unusable
 
-	// eagerDeadline re-arms the read deadline on every row: the behaviour
-	// DESIGN.md §5 forbids, kept only so the benchmark can price it.
-	eagerDeadline bool
-
 	// Session facts from login.
 	spid          uint16
 	serverName    string

@@ -214,10 +214,6 @@ func (c *Conn) readResponse(q *Query, res *Result) error {
 		switch ev {
 		case decode.EventRow:
 			res.Rows++
-			if c.eagerDeadline && !c.w.b.none {
-				_ = c.transport.SetReadDeadline(c.w.b.deadline(c.w.clock()))
-				c.w.rArmed, c.w.rFresh = true, true
-			}
 			if c.w.interrupt.pending() {
 				return errInterrupted
 			}
