@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/internal/secret"
 )
 
@@ -66,10 +67,10 @@ func ParseEncryptMode(s string) (EncryptMode, error) {
 	return 0, fmt.Errorf("engine: invalid encrypt value %q (want disable, optional/false, mandatory/true or strict)", s)
 }
 
-// Packet size bounds (MS-TDS 2.2.6.4 LOGIN7 PacketSize).
+// Packet size bounds (MS-TDS 2.2.6.4 LOGIN7 PacketSize), decode's.
 const (
-	minPacketSize = 512
-	maxPacketSize = 32767
+	minPacketSize = decode.MinPacketSize
+	maxPacketSize = decode.MaxPacketSize
 )
 
 // Defaults that are documented parts of the configuration contract.

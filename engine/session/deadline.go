@@ -149,14 +149,6 @@ func (b *budget) deadline(now time.Time) time.Time {
 	return now.Add(b.remaining)
 }
 
-// timeout returns the remaining budget as a Timeout.
-func (b *budget) timeout() Timeout {
-	if b.none {
-		return NoTimeout
-	}
-	return TimeoutOf(b.remaining)
-}
-
 // isTimeout reports whether err is a deadline expiry of a net.Conn.
 func isTimeout(err error) bool {
 	if errors.Is(err, os.ErrDeadlineExceeded) {

@@ -399,8 +399,8 @@ func (c *Conn) envChange(e *decode.EnvChange) error {
 	case decode.EnvDatabase:
 		c.database = e.NewValue
 	case decode.EnvPacketSize:
-		n, err := strconv.Atoi(e.NewValue)
-		if err != nil || n < minPacketSize || n > maxPacketSize {
+		n, ok := e.PacketSize()
+		if !ok {
 			return fmt.Errorf("engine: server set an invalid packet size %q", e.NewValue)
 		}
 		c.packetSize = n
