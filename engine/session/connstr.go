@@ -86,6 +86,14 @@ const (
 	// DefaultCancelTimeout bounds the ATTENTION drain after a timeout or a
 	// cancellation; when it expires the connection is closed instead.
 	DefaultCancelTimeout = 5 * time.Second
+	// DefaultConnectRetryInterval is the wait between connect attempts
+	// when Config.ConnectRetryInterval is zero (ADO.NET's default).
+	DefaultConnectRetryInterval = 10 * time.Second
+	// MaxConnectRetryCount and MaxConnectRetryInterval are ADO.NET's
+	// bounds for ConnectRetryCount (0..255) and ConnectRetryInterval
+	// (1..60 seconds).
+	MaxConnectRetryCount    = 255
+	MaxConnectRetryInterval = 60 * time.Second
 	// AccessTokenEnv is the environment variable Connect reads an Entra ID
 	// access token from when the Config has neither AccessToken nor a
 	// password source.
@@ -124,6 +132,25 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// CancelTimeout bounds the ATTENTION round trip; zero means DefaultCancelTimeout.
 	CancelTimeout time.Duration
+
+	// ConnectRetryCount is how many more connect attempts follow one that
+	// failed transiently: a refused, reset or unreachable connection, a
+	// dial or login the network cut short, a server error that says to
+	// retry (4060 database unavailable during a failover, Azure's 40613,
+	// 40501, ...; see IsTransient). A login the server refuses (18456, or
+	// any other error that retrying cannot cure), a certificate that does
+	// not verify or an unknown host is reported at once. Every attempt and
+	// every wait lie within the connect timeout: when less of it is left
+	// than the interval, the last error is returned instead of waiting.
+	// Zero (the default) makes one attempt. Connection string key:
+	// ConnectRetryCount (0..255, as in ADO.NET, whose default of 1 we do
+	// not copy: a connect that failed is reported at once unless retries
+	// were asked for).
+	ConnectRetryCount int
+	// ConnectRetryInterval is the wait before each retry; zero means
+	// DefaultConnectRetryInterval, at most MaxConnectRetryInterval.
+	// Connection string key: ConnectRetryInterval, in seconds (1..60).
+	ConnectRetryInterval time.Duration
 
 	// PacketSize requested at login; zero requests the maximum, 32767
 	// (larger packets measured much less wall time). The server may grant less (ENVCHANGE packet size).
@@ -179,6 +206,12 @@ func (c *Config) Validate() error {
 	}
 	if c.ReadAhead > maxReadAheadChunks {
 		return fmt.Errorf("engine: config: read-ahead of %d chunks exceeds %d", c.ReadAhead, maxReadAheadChunks)
+	}
+	if c.ConnectRetryCount < 0 || c.ConnectRetryCount > MaxConnectRetryCount {
+		return fmt.Errorf("engine: config: connect retry count %d outside 0..%d", c.ConnectRetryCount, MaxConnectRetryCount)
+	}
+	if c.ConnectRetryInterval < 0 || c.ConnectRetryInterval > MaxConnectRetryInterval {
+		return fmt.Errorf("engine: config: connect retry interval %v outside (0, %v]", c.ConnectRetryInterval, MaxConnectRetryInterval)
 	}
 	return nil
 }
@@ -430,7 +463,7 @@ func splitADO(s string) ([][2]string, error) {
 var ignoredKeys = map[string]bool{
 	"persistsecurityinfo": true, "multipleactiveresultsets": true, "pooling": true,
 	"multisubnetfailover": true, "serverspn": true, "log": true, "minpoolsize": true,
-	"maxpoolsize": true, "connectretrycount": true, "connectretryinterval": true,
+	"maxpoolsize": true,
 }
 
 func setKey(cfg *Config, key, val string, ado bool) error {
@@ -501,6 +534,18 @@ func setKey(cfg *Config, key, val string, ado bool) error {
 			d = -1 // "0" means no limit in ADO and go-mssqldb
 		}
 		cfg.ConnectTimeout = d
+	case "connectretrycount":
+		n, err := strconv.Atoi(strings.TrimSpace(val))
+		if err != nil || n < 0 || n > MaxConnectRetryCount {
+			return bad(fmt.Errorf("want 0..%d, got %q", MaxConnectRetryCount, val))
+		}
+		cfg.ConnectRetryCount = n
+	case "connectretryinterval":
+		n, err := strconv.Atoi(strings.TrimSpace(val))
+		if err != nil || n < 1 || n > int(MaxConnectRetryInterval/time.Second) {
+			return bad(fmt.Errorf("want 1..%d seconds, got %q", int(MaxConnectRetryInterval/time.Second), val))
+		}
+		cfg.ConnectRetryInterval = time.Duration(n) * time.Second
 	case "packetsize":
 		n, err := strconv.Atoi(val)
 		if err != nil {
