@@ -1,5 +1,6 @@
-// Package parquet is the Parquet sink of tdsextract (issue 6, DESIGN.md §3
-// and §7), built on github.com/parquet-go/parquet-go.
+// Package parquet is the Parquet sink of tdsextract, built on
+// github.com/parquet-go/parquet-go (the cell-sink contract and the type
+// mapping: docs/ARCHITECTURE.md).
 //
 // Data path: each cell call writes the value once into a typed batch the
 // sink owns (a uint64 per fixed-width value, a byte arena plus end offsets
@@ -24,7 +25,7 @@
 // row_group_bytes for wide or LOB tables on small machines. A single value
 // larger than a row group is held whole (Parquet stores values whole).
 //
-// Types (DESIGN.md §7): bit BOOLEAN; tinyint INT32 INT(8,false); smallint
+// Types: bit BOOLEAN; tinyint INT32 INT(8,false); smallint
 // INT32 INT(16,true); int INT32; bigint INT64; real FLOAT; float DOUBLE;
 // decimal(p,s) DECIMAL(p,s) as INT32 (p<=9), INT64 (p<=18) or big-endian
 // two's complement FIXED_LEN_BYTE_ARRAY of the minimal length for p;
