@@ -18,7 +18,7 @@ import (
 )
 
 // The checksum every leg computes over every decoded value, so a faster leg
-// can never be one that decoded less (BENCHMARKS.md rule 4). Each leg feeds
+// can never be one that decoded less. Each leg feeds
 // a canonical form of each cell, in row order, into a streaming 64-bit hash;
 // both Go legs produce that form cheaply from what they decode:
 //

@@ -27,7 +27,7 @@ import (
 //     and out-of-range values as errors.
 //
 // Wire layouts: MS-TDS 2.2.5.5 (data type definitions) and 2.2.5.2.3
-// (TYPE_VARBYTE, PLP); see also TDS-NOTES.md.
+// (TYPE_VARBYTE, PLP).
 
 // DefaultPLPChunkSize is the PLP chunk size of AppendValue. SQL Server's own
 // chunks vary; tests re-chunk with EncodeOptions.PLPChunk.

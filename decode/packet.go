@@ -142,7 +142,8 @@ func AppendAttention(dst []byte, spid uint16) []byte {
 }
 
 // msgReader is a bounds-checked little-endian reader with a sticky error,
-// shared by the message and token decoders (CONVENTIONS 4). Running out of
+// shared by the message and token decoders: read a whole structure, check
+// the error once, never panic on input. Running out of
 // bytes yields ErrNeedMore, or a *ProtocolError when proto is set (the
 // structure's own length said the bytes were there).
 type msgReader struct {

@@ -263,9 +263,9 @@ func TestWireProtocolErrorFormat(t *testing.T) {
 }
 
 // wireAllocCheck fails when f allocates far more than its input justifies:
-// every decoder bounds what it allocates by the bytes it was given
-// (DESIGN.md §6), so a generous linear bound catches a length field trusted
-// for an allocation. It reads the runtime's cumulative heap-allocation
+// every decoder bounds what it allocates by the bytes it was given (a
+// hostile length must not buy memory), so a generous linear bound catches
+// a length field trusted for an allocation. It reads the runtime's cumulative heap-allocation
 // counter (runtime/metrics, no stop-the-world) around f. The counter is
 // process-wide and flushed per span, so a measurement over the limit is
 // repeated: only a decoder that exceeds it three times in a row fails.

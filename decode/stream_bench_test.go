@@ -12,7 +12,8 @@ import (
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
 
-// Decode benchmarks over in-memory streams of the BENCHMARKS.md shapes,
+// Decode benchmarks over in-memory streams of the standard workload shapes
+// (poc48, odbc5, wide601, lob, temporal, lineitem: see sampledb's doc),
 // built by the sample database's encoder (internal/sampleserver/sampledb), each beside a
 // memmove of the same bytes. The stream's COLMETADATA is decoded once; each
 // iteration decodes all rows and the DONE into colSink, a columnar sink that

@@ -15,7 +15,8 @@ import (
 	"github.com/tdsextract/tdsextract/internal/secret"
 )
 
-// EncryptMode is the connection's encryption policy (DESIGN.md §6).
+// EncryptMode is the connection's encryption policy. Certificates are
+// verified unless TrustServerCertificate opts out.
 type EncryptMode uint8
 
 const (
@@ -161,7 +162,9 @@ type Config struct {
 	ReadOnlyIntent bool // ApplicationIntent=ReadOnly (read-only routing)
 
 	// ResidencyCap is the most bytes one token or one value part may need
-	// resident in the read buffer (DESIGN.md §4); zero: the decoder default.
+	// resident in the read buffer, so that a server announcing a huge
+	// length cannot make the session grow; larger values stream. Zero: the
+	// decoder default, decode.DefaultResidencyCap.
 	ResidencyCap int
 
 	// ReadAhead is how many 256 KiB chunks a goroutine of the session

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// Timeout is a request's network-wait budget (DESIGN.md §5). It has exactly
-// two kinds of value, each with one representation:
+// Timeout is a request's network-wait budget (docs/ARCHITECTURE.md). It has
+// exactly two kinds of value, each with one representation:
 //
 //   - NoTimeout (the zero value): the request may wait on the network
 //     forever. Only an explicit NoTimeout means that.
@@ -111,8 +111,8 @@ func (t *Timeout) UnmarshalText(b []byte) error {
 var errBudgetExhausted = fmt.Errorf("engine: request budget exhausted: %w", os.ErrDeadlineExceeded)
 
 // pastDeadline is a deadline that has already passed. It is what an
-// exhausted budget arms: the zero time.Time would mean "no deadline", which
-// is exactly the trap of seed 001.
+// exhausted budget arms: the zero time.Time would mean "no deadline", so
+// a budget that ran out would silently turn into no timeout at all.
 var pastDeadline = time.Unix(1, 0)
 
 // budget is the running state of one request's Timeout. It is charged with

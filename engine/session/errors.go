@@ -55,7 +55,7 @@ var transientNumbers = map[int32]bool{
 // Temporary reports whether retrying the request may succeed.
 func (e *ServerError) Temporary() bool { return transientNumbers[e.Number] }
 
-// TimeoutError reports that a request's budget (DESIGN.md §5) ran out
+// TimeoutError reports that a request's budget (Timeout) ran out
 // while waiting on the network. When Drained is true the request was
 // cancelled with ATTENTION and the connection remains usable; otherwise it
 // was closed.

@@ -33,7 +33,8 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 // ConnectWithin is Connect for a request that has a budget t: the time the
 // connect takes is charged to t (and bounds the connect), and the rest is
 // returned for the request. The remainder of a budget is a budget, possibly
-// exhausted, never NoTimeout (seed 001's reconnect trap).
+// exhausted, never NoTimeout: a reconnect must not turn a request with a
+// deadline into one without.
 func ConnectWithin(ctx context.Context, cfg Config, t Timeout) (*Conn, Timeout, error) {
 	start := time.Now()
 	if err := cfg.Validate(); err != nil {

@@ -17,7 +17,7 @@ import (
 type Query struct {
 	SQL    string
 	Params []Param
-	// Timeout is the request's network-wait budget (DESIGN.md §5). There is
+	// Timeout is the request's network-wait budget (see Timeout). There is
 	// no hidden default: the zero value is NoTimeout, and a job passes its
 	// configured timeout explicitly.
 	Timeout Timeout

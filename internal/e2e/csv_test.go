@@ -179,7 +179,7 @@ func show(c csvCell) string {
 
 // TestCSVEqualsGoMssqldb: the CSV of every sample table equals go-mssqldb's
 // reading of the same table, cell by cell, after formatting both by the
-// documented rules (issue 5, "How it is shown").
+// documented rules.
 func TestCSVEqualsGoMssqldb(t *testing.T) {
 	e := startEnv(t)
 	for _, d := range dialects {

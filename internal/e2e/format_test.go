@@ -14,7 +14,7 @@ import (
 )
 
 // This file formats go-mssqldb's values by the CSV rules documented in
-// sinks/csv (doc.go) and DESIGN.md §7, written here independently of the
+// sinks/csv (doc.go), written here independently of the
 // decode.Append*Text functions the sink uses:
 //
 //	bit               true / false (bool_format 1_0: 1 / 0)

@@ -22,7 +22,7 @@ import (
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
 
-// pgType is the PostgreSQL type DESIGN.md §7 maps a column to. Types with
+// pgType is the PostgreSQL type a column maps to by default. Types with
 // 7 fraction digits go to the 6-digit types (PostgreSQL rounds the 7th
 // digit on input: the aggregates below reproduce that rounding).
 func pgType(ti *decode.TypeInfo) string {
@@ -450,7 +450,7 @@ func escapeJSON(sb *strings.Builder, s string) {
 }
 
 // TestCSVLoadsIntoPostgres: the postgres-dialect CSV of every sample table
-// loads into PostgreSQL 15 with COPY ... CSV into the types of DESIGN.md §7
+// loads into PostgreSQL 15 with COPY ... CSV into the default mapping's types
 // with identical values: row counts and per-column aggregates (count; sum,
 // min and max of numbers and of date/times as epoch microseconds; md5 of
 // the ordered text of text, uuid, bytea, xml, jsonb; md5 of the IEEE bits

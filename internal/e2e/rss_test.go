@@ -17,8 +17,8 @@ import (
 )
 
 // TestExportPeakRSS measures the peak resident set size of the tdsextract
-// export process (getrusage of the child, ru_maxrss) for issue 5's memory
-// claim: exporting 10 million poc48 rows to CSV stays within the same bound
+// export process (getrusage of the child, ru_maxrss) for the memory claim
+// of the README: exporting 10 million poc48 rows to CSV stays within the same bound
 // as 100 thousand rows. It is a measurement, not an assertion, and is
 // opt-in because it writes gigabytes:
 //

@@ -138,8 +138,8 @@ func TestCSVPostgresRoundTrip(t *testing.T) {
 		y, mo, dd := decode.CivilFromDate(day + int32(i))
 		check("dt", dt, fmt.Sprintf("%04d-%02d-%02d", y, mo, dd))
 		check("tm", tm, "13:04:05.123456")
-		// PostgreSQL keeps microseconds: the 100 ns digit is rounded (the
-		// lossy mapping DESIGN.md §7 reports for timestamp(7) targets).
+		// PostgreSQL keeps microseconds: the 100 ns digit is rounded (why
+		// a timestamp(7) target is reported lossy).
 		// (PostgreSQL rounds half to even when it parses the fraction)
 		us, r := (1234567+i)/10, (1234567+i)%10
 		if r > 5 || r == 5 && us%2 == 1 {

@@ -45,7 +45,7 @@ var (
 // streamThreshold is the size above which a text or binary value is no
 // longer held whole in the line buffer: it is quoted unconditionally and
 // streamed to the file part by part, so a multi-GB nvarchar(max) needs no
-// more memory than one part (DESIGN.md §3, streaming large values).
+// more memory than one part.
 const streamThreshold = 1 << 20
 
 // value kinds of variable-length values.
