@@ -231,7 +231,7 @@ func (s *Session) execSelect(st *selectStmt, ps *paramSet) (Result, error) {
 				top = 0
 			}
 		default:
-			n, err := coerce(v, &decode.TypeInfo{Type: decode.TypeIntN, Size: 8}, st.Line)
+			n, err := coerce(v, &tiBigInt, st.Line)
 			if err != nil {
 				return Result{}, err
 			}
@@ -582,7 +582,7 @@ func (sc *scope) rowCountExpr(x expr, line int32) (int64, error) {
 	if v == nil {
 		return 0, nil
 	}
-	n, err := coerce(v, &decode.TypeInfo{Type: decode.TypeIntN, Size: 8}, line)
+	n, err := coerce(v, &tiBigInt, line)
 	if err != nil {
 		return 0, err
 	}
@@ -661,6 +661,10 @@ func (s *Session) newScanSource(sc *scope, t *sampledb.Table, items []outItem, r
 	ss.env.rows = make([][]any, 1)
 	return ss
 }
+
+// tiBigInt is the target of the integers a statement takes (TOP, SET
+// TEXTSIZE and the like).
+var tiBigInt = tiOf(decode.KindBigInt)
 
 // isLOB reports whether SET TEXTSIZE applies to values of t: text, ntext,
 // image and the (max) types.
