@@ -886,18 +886,7 @@ func truncateLOB(v any, t *decode.TypeInfo, n int) any {
 		}
 	case string:
 		if isUnicodeType(t) {
-			units := 0
-			for i, r := range x {
-				w := 2
-				if r >= 0x10000 {
-					w = 4
-				}
-				if units+w > n {
-					return x[:i]
-				}
-				units += w
-			}
-			return x
+			return decode.TruncateUTF16(x, n/2) // n bytes of UTF-16
 		}
 		count := 0
 		for i := range x {
