@@ -213,33 +213,8 @@ func (s *colSink) flush() {
 	s.row, s.bytes = 0, 0
 }
 
-// nopSink accepts every call and does nothing (Reserve declines, so the
-// decoder hands borrowed slices to Write).
-type nopSink struct{}
-
-func (nopSink) Columns([]decode.Column, []decode.Mode) error { return nil }
-func (nopSink) Null(int)                                     {}
-func (nopSink) Bool(int, bool)                               {}
-func (nopSink) Int(int, int64)                               {}
-func (nopSink) Float32(int, float32)                         {}
-func (nopSink) Float64(int, float64)                         {}
-func (nopSink) Decimal(int, decode.Decimal)                  {}
-func (nopSink) Money(int, int64)                             {}
-func (nopSink) Date(int, int32)                              {}
-func (nopSink) Time(int, int64)                              {}
-func (nopSink) DateTime(int, decode.DateTime)                {}
-func (nopSink) DateTimeOffset(int, decode.DateTimeOffset)    {}
-func (nopSink) GUID(int, decode.GUID)                        {}
-func (nopSink) Variant(int, *decode.TypeInfo)                {}
-func (nopSink) BeginValue(int, int64)                        {}
-func (nopSink) Reserve(int, int) []byte                      { return nil }
-func (nopSink) Commit(int, int)                              {}
-func (nopSink) Write(int, []byte)                            {}
-func (nopSink) EndValue(int)                                 {}
-func (nopSink) EndRow() error                                { return nil }
-
-// nopBytesSink is nopSink with the BytesSink fast path.
-type nopBytesSink struct{ nopSink }
+// nopBytesSink is decode.Nop with the BytesSink fast path.
+type nopBytesSink struct{ decode.Nop }
 
 func (nopBytesSink) Bytes(int, []byte) {}
 
@@ -431,7 +406,7 @@ func BenchmarkStreamVsMemmove(b *testing.B) {
 				s = newBenchStream(b, meta, nil)
 			}
 			if shape.nop {
-				s = newBenchStream(b, meta, nopSink{})
+				s = newBenchStream(b, meta, decode.Nop{})
 			}
 			if shape.nopB {
 				s = newBenchStream(b, meta, nopBytesSink{})

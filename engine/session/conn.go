@@ -52,7 +52,7 @@ type Conn struct {
 	attnPacket [decode.HeaderLen]byte
 
 	stream        *decode.Stream
-	discard       discardSink
+	discard       decode.Discard // drains and login responses
 	cancelTimeout time.Duration
 	attentions    int    // ATTENTION packets sent (tests)
 	txn           uint64 // transaction descriptor from ENVCHANGE begin-transaction (0: autocommit)

@@ -25,7 +25,7 @@ import (
 // here from the sink so that the session's row loop carries no switch for
 // it.
 type checksumSink struct {
-	discardSink
+	decode.Nop
 	sum   uint64
 	eager *Conn
 }
@@ -38,10 +38,9 @@ func (s *checksumSink) EndRow() error {
 	return nil
 }
 
-func (s *checksumSink) Columns(_ []decode.Column, _ []decode.Mode) error { return nil }
-func (s *checksumSink) Null(col int)                                     { s.sum = s.sum*31 + uint64(col) }
-func (s *checksumSink) Int(col int, v int64)                             { s.sum = s.sum*31 + uint64(v) }
-func (s *checksumSink) Reserve(col int, n int) []byte                    { return nil }
+func (s *checksumSink) Null(col int)                  { s.sum = s.sum*31 + uint64(col) }
+func (s *checksumSink) Int(col int, v int64)          { s.sum = s.sum*31 + uint64(v) }
+func (s *checksumSink) Reserve(col int, n int) []byte { return nil }
 func (s *checksumSink) Write(col int, p []byte) {
 	for _, b := range p {
 		s.sum = s.sum*31 + uint64(b)

@@ -380,31 +380,31 @@ func genericValue(v any) (any, decode.TypeInfo, error) {
 	case bool:
 		return x, decode.TypeInfo{Type: decode.TypeBitN, Size: 1}, nil
 	case int:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case int8:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case int16:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case int32:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case int64:
-		return x, intN(), nil
+		return x, paramBigInt, nil
 	case uint8:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case uint16:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case uint32:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case uint:
 		if uint64(x) > math.MaxInt64 {
 			return nil, decode.TypeInfo{}, fmt.Errorf("value %d overflows bigint", x)
 		}
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case uint64:
 		if x > math.MaxInt64 {
 			return nil, decode.TypeInfo{}, fmt.Errorf("value %d overflows bigint", x)
 		}
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case float32:
 		return x, decode.TypeInfo{Type: decode.TypeFltN, Size: 4}, nil
 	case float64:
@@ -437,33 +437,5 @@ func genericValue(v any) (any, decode.TypeInfo, error) {
 	return nil, decode.TypeInfo{}, fmt.Errorf("unsupported parameter type %T", v)
 }
 
-func intN() decode.TypeInfo { return decode.TypeInfo{Type: decode.TypeIntN, Size: 8} }
-
-// discardSink skips every column: drains and login responses use it.
-type discardSink struct{}
-
-func (discardSink) Columns(_ []decode.Column, modes []decode.Mode) error {
-	for i := range modes {
-		modes[i] = decode.ModeSkip
-	}
-	return nil
-}
-func (discardSink) Null(int)                                  {}
-func (discardSink) Bool(int, bool)                            {}
-func (discardSink) Int(int, int64)                            {}
-func (discardSink) Float32(int, float32)                      {}
-func (discardSink) Float64(int, float64)                      {}
-func (discardSink) Decimal(int, decode.Decimal)               {}
-func (discardSink) Money(int, int64)                          {}
-func (discardSink) Date(int, int32)                           {}
-func (discardSink) Time(int, int64)                           {}
-func (discardSink) DateTime(int, decode.DateTime)             {}
-func (discardSink) DateTimeOffset(int, decode.DateTimeOffset) {}
-func (discardSink) GUID(int, decode.GUID)                     {}
-func (discardSink) Variant(int, *decode.TypeInfo)             {}
-func (discardSink) BeginValue(int, int64)                     {}
-func (discardSink) Reserve(int, int) []byte                   { return nil }
-func (discardSink) Commit(int, int)                           {}
-func (discardSink) Write(int, []byte)                         {}
-func (discardSink) EndValue(int)                              {}
-func (discardSink) EndRow() error                             { return nil }
+// paramBigInt is the type of every Go integer parameter: bigint, nullable.
+var paramBigInt = decode.KindBigInt.Decl().TypeInfo(true, decode.Collation{})
