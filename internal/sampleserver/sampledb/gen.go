@@ -96,19 +96,17 @@ func buildGen(ti *decode.TypeInfo, v vfn, cache map[poolKey]*pool) gen {
 			}
 			return appendU64(dst, math.Float64bits(f(i, h)))
 		}
-	case k == decode.KindSmallMoney:
+	case k.Class() == decode.ClassMoney:
 		f := v.i
+		small := k == decode.KindSmallMoney
 		g.val = func(i int64, h uint64) any { return decode.Money(f(i, h)) }
 		g.enc = func(dst []byte, i int64, h uint64) []byte {
-			if pre {
-				dst = append(dst, 4)
+			if small {
+				if pre {
+					dst = append(dst, 4)
+				}
+				return appendU32(dst, uint32(f(i, h)))
 			}
-			return appendU32(dst, uint32(f(i, h)))
-		}
-	case k == decode.KindMoney:
-		f := v.i
-		g.val = func(i int64, h uint64) any { return decode.Money(f(i, h)) }
-		g.enc = func(dst []byte, i int64, h uint64) []byte {
 			if pre {
 				dst = append(dst, 8)
 			}
