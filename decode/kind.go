@@ -9,8 +9,7 @@ package decode
 type Kind uint8
 
 // The kinds, one per SQL Server type. decimal and numeric are one kind
-// (the same values and semantics); their T-SQL spelling is kept by
-// TypeName.
+// (the same values and semantics); Decl.Numeric keeps the T-SQL spelling.
 const (
 	KindUnknown Kind = iota
 	KindBit
