@@ -11,7 +11,6 @@ import (
 	"math/bits"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -19,7 +18,7 @@ import (
 )
 
 // The checksum every leg computes over every decoded value, so a faster leg
-// can never be one that decoded less (BENCHMARKS.md rule 4). Each leg feeds
+// can never be one that decoded less. Each leg feeds
 // a canonical form of each cell, in row order, into a streaming 64-bit hash;
 // both Go legs produce that form cheaply from what they decode:
 //
@@ -171,13 +170,13 @@ func (s *sumSink) Columns(cols []decode.Column, modes []decode.Mode) error {
 	s.rounds = s.rounds[:0]
 	s.kind = s.kind[:0]
 	for i := range cols {
-		t := cols[i].Type.Type
-		s.rounds = append(s.rounds, t == decode.TypeDateTime || t == decode.TypeDateTim4 || t == decode.TypeDateTimeN)
-		k := byte(0x04)
-		if cols[i].Type.IsBinary() {
-			k = 0x05
+		k := cols[i].Kind()
+		s.rounds = append(s.rounds, k == decode.KindDateTime || k == decode.KindSmallDateTime)
+		tag := byte(0x04)
+		if k.IsBinary() {
+			tag = 0x05
 		}
-		s.kind = append(s.kind, k)
+		s.kind = append(s.kind, tag)
 	}
 	return nil
 }
@@ -277,54 +276,15 @@ func b2i(v bool) int64 {
 
 // ---- the go-mssqldb leg: hash database/sql values the same way ----
 
-type colKind uint8
-
-// Column kinds, from the type name database/sql reports: what the go-mssqldb
-// legs need to hash a value (and, for the typed leg, to pick its target).
-const (
-	kText colKind = iota // char, varchar, nchar, nvarchar, text, ntext, xml, ...
-	kInt                 // tinyint, smallint, int, bigint
-	kBit
-	kFloat
-	kGUID
-	kDecimal
-	kDateTimeMs
-	kDateTime
-	kDate
-	kTime
-	kDTO
-	kReal
-	kBinary
-)
-
-func kindsOf(cts []*sql.ColumnType) []colKind {
-	ks := make([]colKind, len(cts))
+// kindsOf maps the type names database/sql reports (go-mssqldb spells them
+// as T-SQL does, in upper case) to decode's kinds: what the go-mssqldb legs
+// need to hash a value and, for the typed leg, to pick its target. A name
+// decode does not know is KindUnknown, hashed as text.
+func kindsOf(cts []*sql.ColumnType) []decode.Kind {
+	ks := make([]decode.Kind, len(cts))
 	for i, ct := range cts {
-		switch strings.ToUpper(ct.DatabaseTypeName()) {
-		case "TINYINT", "SMALLINT", "INT", "BIGINT":
-			ks[i] = kInt
-		case "BIT":
-			ks[i] = kBit
-		case "FLOAT":
-			ks[i] = kFloat
-		case "UNIQUEIDENTIFIER":
-			ks[i] = kGUID
-		case "DECIMAL", "NUMERIC", "MONEY", "SMALLMONEY":
-			ks[i] = kDecimal
-		case "DATETIME", "SMALLDATETIME":
-			ks[i] = kDateTimeMs
-		case "DATETIME2":
-			ks[i] = kDateTime
-		case "DATE":
-			ks[i] = kDate
-		case "TIME":
-			ks[i] = kTime
-		case "DATETIMEOFFSET":
-			ks[i] = kDTO
-		case "REAL":
-			ks[i] = kReal
-		case "BINARY", "VARBINARY", "IMAGE":
-			ks[i] = kBinary
+		if d, ok := decode.LookupDecl(ct.DatabaseTypeName()); ok {
+			ks[i] = d.Kind
 		}
 	}
 	return ks
@@ -337,7 +297,7 @@ func daysTicks(t time.Time) (int32, int64) {
 	return days, ticks
 }
 
-func (s *sum) goValue(k colKind, v any) error {
+func (s *sum) goValue(k decode.Kind, v any) error {
 	switch x := v.(type) {
 	case nil:
 		s.null()
@@ -359,8 +319,8 @@ func (s *sum) goValue(k colKind, v any) error {
 	return nil
 }
 
-func (s *sum) goFloat(k colKind, x float64) {
-	if k == kReal {
+func (s *sum) goFloat(k decode.Kind, x float64) {
+	if k == decode.KindReal {
 		x = float64(float32(x))
 	}
 	s.float(x)
@@ -368,9 +328,9 @@ func (s *sum) goFloat(k colKind, x float64) {
 
 // goBytes hashes a byte value of go-mssqldb's: a GUID in SQL Server's
 // mixed-endian wire order, decimal text, binary or text.
-func (s *sum) goBytes(k colKind, x []byte) error {
-	switch k {
-	case kGUID:
+func (s *sum) goBytes(k decode.Kind, x []byte) error {
+	switch k.Class() {
+	case decode.ClassGUID:
 		if len(x) != 16 {
 			return fmt.Errorf("guid of %d bytes", len(x))
 		}
@@ -379,9 +339,9 @@ func (s *sum) goBytes(k colKind, x []byte) error {
 		g[4], g[5], g[6], g[7] = x[5], x[4], x[7], x[6]
 		copy(g[8:], x[8:])
 		s.bytes(0x06, g[:])
-	case kDecimal:
+	case decode.ClassDecimal, decode.ClassMoney:
 		s.decimalText(x)
-	case kBinary:
+	case decode.ClassBinary:
 		s.bytes(0x05, x)
 	default:
 		s.bytes(0x04, x)
@@ -389,19 +349,19 @@ func (s *sum) goBytes(k colKind, x []byte) error {
 	return nil
 }
 
-func (s *sum) goTime(k colKind, x time.Time) {
+func (s *sum) goTime(k decode.Kind, x time.Time) {
 	switch k {
-	case kDTO:
+	case decode.KindDateTimeOffset:
 		_, off := x.Zone()
 		days, ticks := daysTicks(x.UTC())
 		s.dateTimeOffset(days, ticks, int16(off/60))
-	case kDate:
+	case decode.KindDate:
 		days, _ := daysTicks(x)
 		s.dateTime(days, 0)
-	case kTime:
+	case decode.KindTime:
 		_, ticks := daysTicks(x)
 		s.dateTime(0, ticks)
-	case kDateTimeMs:
+	case decode.KindDateTime, decode.KindSmallDateTime:
 		days, ticks := daysTicks(x)
 		ticks = roundToMs(ticks)
 		if ticks >= decode.TicksPerDay {
@@ -426,23 +386,23 @@ func (s *sum) goTime(k colKind, x time.Time) {
 // binary and GUID bytes into sql.RawBytes (handed over without database/sql's
 // copy; go-mssqldb returns non-nil slices for empty values, so nil is NULL).
 type typedRow struct {
-	kinds []colKind
+	kinds []decode.Kind
 	dest  []any
 }
 
-func newTypedRow(kinds []colKind) *typedRow {
+func newTypedRow(kinds []decode.Kind) *typedRow {
 	r := &typedRow{kinds: kinds, dest: make([]any, len(kinds))}
 	for i, k := range kinds {
-		switch k {
-		case kInt:
+		switch k.Class() {
+		case decode.ClassInteger:
 			r.dest[i] = new(scanInt)
-		case kBit:
+		case decode.ClassBool:
 			r.dest[i] = new(scanBool)
-		case kFloat, kReal:
+		case decode.ClassFloat:
 			r.dest[i] = new(scanFloat)
-		case kDate, kTime, kDateTimeMs, kDateTime, kDTO:
+		case decode.ClassDate, decode.ClassTime, decode.ClassDateTime, decode.ClassDateTimeOffset:
 			r.dest[i] = new(sql.NullTime)
-		case kDecimal, kBinary, kGUID:
+		case decode.ClassDecimal, decode.ClassMoney, decode.ClassBinary, decode.ClassGUID:
 			r.dest[i] = new(sql.RawBytes)
 		default:
 			r.dest[i] = new(sql.NullString)
@@ -570,16 +530,11 @@ func (t *textSink) Columns(cols []decode.Column, modes []decode.Mode) error {
 	t.fkind = t.fkind[:0]
 	for _, c := range cols {
 		var k byte
-		switch c.Type.Type {
-		case decode.TypeFlt8:
+		switch c.Kind() {
+		case decode.KindFloat:
 			k = 'f'
-		case decode.TypeFlt4:
+		case decode.KindReal:
 			k = 'r'
-		case decode.TypeFltN:
-			k = 'f'
-			if c.Type.Size == 4 {
-				k = 'r'
-			}
 		}
 		t.fkind = append(t.fkind, k)
 	}

@@ -1,5 +1,5 @@
-// Command bench is tdsextract's A/B fetch harness (issue 7,
-// ../shared/docs/BENCHMARKS.md): it times tdsextract's fetch-and-decode path
+// Command bench is tdsextract's A/B fetch harness (how it measures:
+// docs/ARCHITECTURE.md, Measuring): it times tdsextract's fetch-and-decode path
 // against go-mssqldb (database/sql, scanning every column into interface
 // values, and into typed targets as the go-mssqldb-typed leg) and FreeTDS
 // (freebcp queryout to tmpfs) on the same test-server tables, in one
@@ -35,13 +35,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/internal/cputime"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
@@ -103,7 +103,8 @@ type Ratio struct {
 	PairMax   float64 `json:"pair_max"`
 }
 
-// shapeRows are the standard row counts (odbc5: 200,000 as BENCHMARKS.md says).
+// shapeRows are the standard row counts (odbc5: 200,000, the row count of
+// the ODBC comparison it reproduces).
 var shapeRows = map[string]int64{
 	"poc48": 200000, "odbc5": 200000, "wide601": 3000, "lob": 20000, "temporal": 200000, "lineitem": 200000,
 }
@@ -166,7 +167,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	if *reps < 9 {
-		fmt.Fprintln(os.Stderr, "bench: -reps must be at least 9 (BENCHMARKS.md rule 5)")
+		fmt.Fprintln(os.Stderr, "bench: -reps must be at least 9 (the first is a discarded warm-up; fewer leave no median worth quoting)")
 		os.Exit(2)
 	}
 	rows := map[string]int64{}
@@ -686,12 +687,9 @@ type watch struct {
 	b0 uint64
 }
 
-func processCPU() time.Duration {
-	var self, kids syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano())
-}
+// processCPU counts the harness's own CPU time and that of the external
+// legs (freebcp) it has waited for.
+func processCPU() time.Duration { return cputime.Process() + cputime.Children() }
 
 func startWatch() watch {
 	runtime.GC()

@@ -2,7 +2,8 @@
 // packets, the PRELOGIN, LOGIN7, SQLBatch, RPC and ATTENTION messages, the
 // server's token stream, TYPE_INFO, every SQL Server value type and the
 // one-copy cell-sink contract (CellSink) through which decoded values reach
-// a sink's own memory.
+// a sink's own memory, and the SQL Server type model (Kind, Decl) that
+// every other package asks what a type is called and what it is.
 //
 // It knows no sockets, clocks or configuration: parsers take byte slices and
 // encoders append to them, so each piece can be fuzzed, benchmarked and

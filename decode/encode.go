@@ -27,7 +27,7 @@ import (
 //     and out-of-range values as errors.
 //
 // Wire layouts: MS-TDS 2.2.5.5 (data type definitions) and 2.2.5.2.3
-// (TYPE_VARBYTE, PLP); see also TDS-NOTES.md.
+// (TYPE_VARBYTE, PLP).
 
 // DefaultPLPChunkSize is the PLP chunk size of AppendValue. SQL Server's own
 // chunks vary; tests re-chunk with EncodeOptions.PLPChunk.
@@ -1243,48 +1243,6 @@ func appendTextType(dst []byte, ti *TypeInfo, v any) ([]byte, error) {
 	return dst, nil
 }
 
-// variantBase maps a nullable base type to the fixed type sql_variant uses
-// for it (a sql_variant holding an int says 0x38 INT4, never INTN).
-func variantBase(ti TypeInfo) TypeInfo {
-	switch ti.Type {
-	case TypeIntN:
-		switch ti.Size {
-		case 1:
-			ti.Type = TypeInt1
-		case 2:
-			ti.Type = TypeInt2
-		case 4:
-			ti.Type = TypeInt4
-		case 8:
-			ti.Type = TypeInt8
-		}
-	case TypeBitN:
-		ti.Type = TypeBit
-	case TypeFltN:
-		if ti.Size == 4 {
-			ti.Type = TypeFlt4
-		} else if ti.Size == 8 {
-			ti.Type = TypeFlt8
-		}
-	case TypeMoneyN:
-		if ti.Size == 4 {
-			ti.Type = TypeMoney4
-		} else if ti.Size == 8 {
-			ti.Type = TypeMoney
-		}
-	case TypeDateTimeN:
-		if ti.Size == 4 {
-			ti.Type = TypeDateTim4
-		} else if ti.Size == 8 {
-			ti.Type = TypeDateTime
-		}
-	}
-	if tiFixedLen(ti.Type) != 0 {
-		ti.Size = 0
-	}
-	return ti
-}
-
 // MaxVariantLen is the largest sql_variant value (MS-TDS 2.2.5.5.4: 8000
 // bytes of data plus base type, prop bytes and properties).
 const MaxVariantLen = 8009
@@ -1311,7 +1269,7 @@ func appendVariant(dst []byte, ti *TypeInfo, v any) ([]byte, error) {
 	if vv.Value == nil {
 		return dst, encErr(ti, "sql_variant base value cannot be NULL (send a NULL sql_variant instead)")
 	}
-	bt := variantBase(vv.Type)
+	bt := FixedForm(vv.Type)
 	p := len(dst)
 	dst = append(dst, 0, 0, 0, 0, bt.Type)
 	var err error

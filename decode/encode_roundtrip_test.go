@@ -89,7 +89,7 @@ func expected(ti *TypeInfo, v any) any {
 		if !ok {
 			return v
 		}
-		bt := variantBase(vv.Type)
+		bt := FixedForm(vv.Type)
 		return Variant{Type: bt, Value: expected(&bt, vv.Value)}
 	}
 	if n, ok := asInt(v); ok {

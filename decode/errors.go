@@ -7,7 +7,8 @@ import (
 
 // ErrNeedMore reports that the bytes given do not yet hold the whole
 // structure. It is not an error condition: the caller refills its buffer
-// and calls again with the same start position (DESIGN.md §4).
+// and calls again with the same start position; it is distinct from a
+// malformed input (*ProtocolError) and from a value too large to hold.
 var ErrNeedMore = errors.New("decode: need more bytes")
 
 // ErrTooLarge is wrapped by a *ProtocolError when a token, a message or a

@@ -8,7 +8,9 @@ import (
 	"time"
 )
 
-// Canonical text forms of decoded values (DESIGN.md §7). Nothing turns into
+// Canonical text forms of decoded values: exact, as SQL Server shows them
+// (datetime with 3 digits, smalldatetime with none, money with 4), floats
+// shortest round-trip, digits below 100 ns never rounded. Nothing turns into
 // text unless a sink asks for it: these helpers append to the sink's own
 // buffer and never allocate.
 

@@ -9,8 +9,7 @@ package decode
 type Kind uint8
 
 // The kinds, one per SQL Server type. decimal and numeric are one kind
-// (the same values and semantics); their T-SQL spelling is kept by
-// TypeName.
+// (the same values and semantics); Decl.Numeric keeps the T-SQL spelling.
 const (
 	KindUnknown Kind = iota
 	KindBit
@@ -60,6 +59,10 @@ type kindFacts struct {
 	// fixed is the value's size in bytes when every value of the kind has
 	// the same size (as decoded, not on the wire), else 0.
 	fixed int
+	// wire is the TDS type of a NOT NULL column of the kind; wireN that of
+	// a nullable one, where SQL Server sends a different form (INT4 and
+	// INTN), else 0.
+	wire, wireN byte
 }
 
 // Class groups kinds by how their values reach a sink (which CellSink
@@ -86,42 +89,42 @@ const (
 )
 
 var kinds = [numKinds]kindFacts{
-	KindUnknown:          {"", ClassUnknown, 0},
-	KindBit:              {"bit", ClassBool, 1},
-	KindTinyInt:          {"tinyint", ClassInteger, 1},
-	KindSmallInt:         {"smallint", ClassInteger, 2},
-	KindInt:              {"int", ClassInteger, 4},
-	KindBigInt:           {"bigint", ClassInteger, 8},
-	KindReal:             {"real", ClassFloat, 4},
-	KindFloat:            {"float", ClassFloat, 8},
-	KindDecimal:          {"decimal", ClassDecimal, 0},
-	KindMoney:            {"money", ClassMoney, 8},
-	KindSmallMoney:       {"smallmoney", ClassMoney, 4},
-	KindDate:             {"date", ClassDate, 3},
-	KindTime:             {"time", ClassTime, 0},
-	KindSmallDateTime:    {"smalldatetime", ClassDateTime, 4},
-	KindDateTime:         {"datetime", ClassDateTime, 8},
-	KindDateTime2:        {"datetime2", ClassDateTime, 0},
-	KindDateTimeOffset:   {"datetimeoffset", ClassDateTimeOffset, 0},
-	KindChar:             {"char", ClassText, 0},
-	KindVarChar:          {"varchar", ClassText, 0},
-	KindText:             {"text", ClassText, 0},
-	KindNChar:            {"nchar", ClassText, 0},
-	KindNVarChar:         {"nvarchar", ClassText, 0},
-	KindNText:            {"ntext", ClassText, 0},
-	KindBinary:           {"binary", ClassBinary, 0},
-	KindVarBinary:        {"varbinary", ClassBinary, 0},
-	KindImage:            {"image", ClassBinary, 0},
-	KindRowVersion:       {"timestamp", ClassBinary, 8},
-	KindUniqueIdentifier: {"uniqueidentifier", ClassGUID, 16},
-	KindXML:              {"xml", ClassText, 0},
-	KindJSON:             {"json", ClassText, 0},
-	KindVector:           {"vector", ClassVector, 0},
-	KindVariant:          {"sql_variant", ClassVariant, 0},
-	KindGeography:        {"geography", ClassBinary, 0},
-	KindGeometry:         {"geometry", ClassBinary, 0},
-	KindHierarchyID:      {"hierarchyid", ClassBinary, 0},
-	KindUDT:              {"udt", ClassBinary, 0},
+	KindUnknown:          {"", ClassUnknown, 0, 0, 0},
+	KindBit:              {"bit", ClassBool, 1, TypeBit, TypeBitN},
+	KindTinyInt:          {"tinyint", ClassInteger, 1, TypeInt1, TypeIntN},
+	KindSmallInt:         {"smallint", ClassInteger, 2, TypeInt2, TypeIntN},
+	KindInt:              {"int", ClassInteger, 4, TypeInt4, TypeIntN},
+	KindBigInt:           {"bigint", ClassInteger, 8, TypeInt8, TypeIntN},
+	KindReal:             {"real", ClassFloat, 4, TypeFlt4, TypeFltN},
+	KindFloat:            {"float", ClassFloat, 8, TypeFlt8, TypeFltN},
+	KindDecimal:          {"decimal", ClassDecimal, 0, TypeDecimalN, 0},
+	KindMoney:            {"money", ClassMoney, 8, TypeMoney, TypeMoneyN},
+	KindSmallMoney:       {"smallmoney", ClassMoney, 4, TypeMoney4, TypeMoneyN},
+	KindDate:             {"date", ClassDate, 3, TypeDateN, 0},
+	KindTime:             {"time", ClassTime, 0, TypeTimeN, 0},
+	KindSmallDateTime:    {"smalldatetime", ClassDateTime, 4, TypeDateTim4, TypeDateTimeN},
+	KindDateTime:         {"datetime", ClassDateTime, 8, TypeDateTime, TypeDateTimeN},
+	KindDateTime2:        {"datetime2", ClassDateTime, 0, TypeDateTime2N, 0},
+	KindDateTimeOffset:   {"datetimeoffset", ClassDateTimeOffset, 0, TypeDateTimeOffset, 0},
+	KindChar:             {"char", ClassText, 0, TypeBigChar, 0},
+	KindVarChar:          {"varchar", ClassText, 0, TypeBigVarChar, 0},
+	KindText:             {"text", ClassText, 0, TypeText, 0},
+	KindNChar:            {"nchar", ClassText, 0, TypeNChar, 0},
+	KindNVarChar:         {"nvarchar", ClassText, 0, TypeNVarChar, 0},
+	KindNText:            {"ntext", ClassText, 0, TypeNText, 0},
+	KindBinary:           {"binary", ClassBinary, 0, TypeBigBinary, 0},
+	KindVarBinary:        {"varbinary", ClassBinary, 0, TypeBigVarBinary, 0},
+	KindImage:            {"image", ClassBinary, 0, TypeImage, 0},
+	KindRowVersion:       {"timestamp", ClassBinary, 8, TypeBigBinary, 0},
+	KindUniqueIdentifier: {"uniqueidentifier", ClassGUID, 16, TypeGUID, 0},
+	KindXML:              {"xml", ClassText, 0, TypeXML, 0},
+	KindJSON:             {"json", ClassText, 0, TypeJSON, 0},
+	KindVector:           {"vector", ClassVector, 0, TypeVector, 0},
+	KindVariant:          {"sql_variant", ClassVariant, 0, TypeVariant, 0},
+	KindGeography:        {"geography", ClassBinary, 0, TypeUDT, 0},
+	KindGeometry:         {"geometry", ClassBinary, 0, TypeUDT, 0},
+	KindHierarchyID:      {"hierarchyid", ClassBinary, 0, TypeUDT, 0},
+	KindUDT:              {"udt", ClassBinary, 0, TypeUDT, 0},
 }
 
 // Name is the kind's T-SQL base name (sys.types), e.g. "datetime2";
@@ -172,6 +175,31 @@ func (k Kind) IsBinary() bool { return k.Class() == ClassBinary }
 func (k Kind) IsUnicode() bool {
 	switch k {
 	case KindNChar, KindNVarChar, KindNText, KindXML:
+		return true
+	}
+	return false
+}
+
+// IntRange is the range of values of an integer kind: tinyint is
+// unsigned, the others two's complement of their size. Other kinds have
+// no range (0, 0).
+func (k Kind) IntRange() (lo, hi int64) {
+	if k.Class() != ClassInteger {
+		return 0, 0
+	}
+	return intRange(kinds[k].fixed)
+}
+
+// Decl is the declaration the kind's bare name stands for: SQL Server's
+// defaults decimal(18,0), time(7), datetime2(7), datetimeoffset(7); no
+// length.
+func (k Kind) Decl() Decl { return k.defaultDecl() }
+
+// HasCollation reports whether columns of the kind carry a collation
+// (the char and N- types; xml and json are always UTF-16 and UTF-8).
+func (k Kind) HasCollation() bool {
+	switch k {
+	case KindChar, KindVarChar, KindText, KindNChar, KindNVarChar, KindNText:
 		return true
 	}
 	return false

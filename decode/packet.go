@@ -2,7 +2,6 @@ package decode
 
 import (
 	"encoding/binary"
-	"errors"
 	"strconv"
 )
 
@@ -45,9 +44,6 @@ const (
 	MaxPacketSize     = 32767
 	DefaultPacketSize = 4096
 )
-
-// DefaultMaxMessage is the MessageBuffer limit when MaxMessage is zero.
-const DefaultMaxMessage = 64 << 20
 
 // Header is a packet header. Length and SPID are big-endian on the wire.
 type Header struct {
@@ -145,101 +141,9 @@ func AppendAttention(dst []byte, spid uint16) []byte {
 	return Header{Type: PacketAttention, Status: StatusEOM, Length: HeaderLen, SPID: spid, PacketID: 1}.Append(dst)
 }
 
-// MessageBuffer reassembles one message from whole packets. It is used by
-// the test server and by tests; the engine reads packets zero-copy itself.
-// The zero value is ready to use.
-type MessageBuffer struct {
-	// MaxMessage bounds the reassembled payload; 0 means DefaultMaxMessage.
-	// A message that grows past it is a *ProtocolError wrapping ErrTooLarge.
-	MaxMessage int
-	// MaxPacket bounds each packet's Length; 0 means MaxPacketSize.
-	MaxPacket int
-
-	buf     []byte
-	typ     byte
-	status  byte
-	spid    uint16
-	packets int
-	done    bool
-}
-
-// AddPacket adds one whole packet (header included; len(pkt) must equal the
-// header's Length). It reports done when the packet carried EOM. After done,
-// the next AddPacket starts a new message. Packets of one message must share
-// a type. A packet with the IGNORE bit ends the message (Ignored reports it;
-// the server must then discard what it received, 2.2.1.7).
-func (m *MessageBuffer) AddPacket(pkt []byte) (done bool, err error) {
-	if m.done {
-		m.Reset()
-	}
-	var h Header
-	if err := h.Decode(pkt); err != nil {
-		if errors.Is(err, ErrNeedMore) {
-			return false, protoErr(0, "packet", 0, "packet shorter than its 8-byte header")
-		}
-		return false, err
-	}
-	maxPkt := m.MaxPacket
-	if maxPkt <= 0 || maxPkt > MaxPacketSize {
-		maxPkt = MaxPacketSize
-	}
-	if int(h.Length) > maxPkt {
-		return false, protoErr(0, "packet", 2, "packet length "+strconv.Itoa(int(h.Length))+" exceeds the packet size "+strconv.Itoa(maxPkt))
-	}
-	if int(h.Length) != len(pkt) {
-		return false, protoErr(0, "packet", 2, "header length "+strconv.Itoa(int(h.Length))+" does not match the "+strconv.Itoa(len(pkt))+" bytes given")
-	}
-	if m.packets == 0 {
-		m.typ = h.Type
-		m.spid = h.SPID
-	} else if h.Type != m.typ {
-		return false, protoErr(0, "packet", 0, "packet type 0x"+wireHex(h.Type)+" inside a message of type 0x"+wireHex(m.typ))
-	}
-	maxMsg := m.MaxMessage
-	if maxMsg <= 0 {
-		maxMsg = DefaultMaxMessage
-	}
-	if len(m.buf)+len(pkt)-HeaderLen > maxMsg {
-		return false, tooLarge(0, "message", len(m.buf), "message exceeds "+strconv.Itoa(maxMsg)+" bytes")
-	}
-	m.buf = append(m.buf, pkt[HeaderLen:]...)
-	m.packets++
-	m.status |= h.Status
-	if h.Status&StatusEOM != 0 {
-		m.done = true
-	}
-	return m.done, nil
-}
-
-// Payload returns the reassembled payload. It is valid until the next
-// AddPacket after done, or Reset.
-func (m *MessageBuffer) Payload() []byte { return m.buf }
-
-// Type returns the message's packet type (0 before the first packet).
-func (m *MessageBuffer) Type() byte { return m.typ }
-
-// SPID returns the SPID of the message's first packet.
-func (m *MessageBuffer) SPID() uint16 { return m.spid }
-
-// Packets returns how many packets the message had.
-func (m *MessageBuffer) Packets() int { return m.packets }
-
-// Ignored reports whether the message ended with the IGNORE bit: the
-// sender cancelled a partially sent request (2.2.1.7).
-func (m *MessageBuffer) Ignored() bool { return m.status&StatusIgnore != 0 }
-
-// Reset forgets the current message, keeping the buffer's capacity (it is
-// dropped if it grew beyond 1 MiB, so one huge message does not pin memory).
-func (m *MessageBuffer) Reset() {
-	if cap(m.buf) > 1<<20 {
-		m.buf = nil
-	}
-	m.buf = m.buf[:0]
-	m.typ, m.status, m.spid, m.packets, m.done = 0, 0, 0, 0, false
-}
-
 // msgReader is a bounds-checked little-endian reader with a sticky error,
-// shared by the message and token decoders (CONVENTIONS 4). Running out of
+// shared by the message and token decoders: read a whole structure, check
+// the error once, never panic on input. Running out of
 // bytes yields ErrNeedMore, or a *ProtocolError when proto is set (the
 // structure's own length said the bytes were there).
 type msgReader struct {

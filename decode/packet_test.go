@@ -56,56 +56,72 @@ func wireHexBytes(t testing.TB, s string) []byte {
 // type and payload.
 func wireOnePacket(t testing.TB, b []byte) (byte, []byte) {
 	t.Helper()
-	var m MessageBuffer
-	done, err := m.AddPacket(b)
-	if err != nil || !done {
-		t.Fatalf("AddPacket = %v, %v", done, err)
+	typ, payload, packets := wireReassemble(t, b)
+	if packets != 1 {
+		t.Fatalf("%d packets, want 1", packets)
 	}
-	return m.Type(), append([]byte(nil), m.Payload()...)
+	return typ, payload
+}
+
+// wireReassemble splits a stream of packets by their headers and joins
+// their payloads: each Length within the bytes given, one type throughout,
+// EOM on the last packet and on no other, packet ids counting from 1.
+func wireReassemble(t testing.TB, stream []byte) (typ byte, payload []byte, packets int) {
+	t.Helper()
+	for rest := stream; len(rest) > 0; packets++ {
+		var h Header
+		if err := h.Decode(rest); err != nil {
+			t.Fatalf("packet %d: header: %v", packets, err)
+		}
+		if int(h.Length) > len(rest) {
+			t.Fatalf("packet %d: length %d, %d bytes left", packets, h.Length, len(rest))
+		}
+		if packets == 0 {
+			typ = h.Type
+		} else if h.Type != typ {
+			t.Fatalf("packet %d: type %#x inside a message of type %#x", packets, h.Type, typ)
+		}
+		if h.PacketID != byte(1+packets) {
+			t.Fatalf("packet %d has id %d", packets, h.PacketID)
+		}
+		payload = append(payload, rest[HeaderLen:h.Length]...)
+		rest = rest[h.Length:]
+		if eom := h.Status&StatusEOM != 0; eom != (len(rest) == 0) {
+			t.Fatalf("packet %d: EOM %v with %d bytes left", packets, eom, len(rest))
+		}
+	}
+	return typ, payload, packets
 }
 
 // wireSplitSizes are the packet sizes every message is re-split at; 9 is
 // one payload byte per packet.
 var wireSplitSizes = []int{MinPacketSize, DefaultPacketSize, MaxPacketSize, HeaderLen + 1}
 
-// wireResplit splits payload at each size, reassembles it through a
-// MessageBuffer and checks the result is identical.
+// wireResplit splits payload at each size, reassembles it and checks the
+// result is identical, in as few packets as the size allows.
 func wireResplit(t *testing.T, typ byte, payload []byte) {
 	t.Helper()
 	for _, size := range wireSplitSizes {
 		stream := AppendMessage(nil, typ, 0, 0x33, size, 1, payload)
-		var m MessageBuffer
-		rest := stream
-		packets := 0
-		var h Header
-		for len(rest) > 0 {
+		for rest := stream; len(rest) > 0; {
+			var h Header
 			if err := h.Decode(rest); err != nil {
-				t.Fatalf("size %d: header: %v", size, err)
+				t.Fatalf("size %d: %v", size, err)
 			}
 			if int(h.Length) > size {
 				t.Fatalf("size %d: packet of %d bytes", size, h.Length)
 			}
-			if h.PacketID != byte(1+packets) {
-				t.Fatalf("size %d: packet %d has id %d", size, packets, h.PacketID)
-			}
-			done, err := m.AddPacket(rest[:h.Length])
-			if err != nil {
-				t.Fatalf("size %d: %v", size, err)
-			}
-			rest = rest[h.Length:]
-			packets++
-			if done != (len(rest) == 0) {
-				t.Fatalf("size %d: done=%v with %d bytes left", size, done, len(rest))
-			}
+			rest = rest[min(int(h.Length), len(rest)):]
 		}
-		if m.Type() != typ || !bytes.Equal(m.Payload(), payload) {
-			t.Fatalf("size %d: reassembled %d bytes of type %#x, want %d of %#x", size, len(m.Payload()), m.Type(), len(payload), typ)
+		gotTyp, got, packets := wireReassemble(t, stream)
+		if gotTyp != typ || !bytes.Equal(got, payload) {
+			t.Fatalf("size %d: reassembled %d bytes of type %#x, want %d of %#x", size, len(got), gotTyp, len(payload), typ)
 		}
 		want := 1
 		if room := size - HeaderLen; len(payload) > room {
 			want = (len(payload) + room - 1) / room
 		}
-		if packets != want || m.Packets() != want {
+		if packets != want {
 			t.Fatalf("size %d: %d packets, want %d", size, packets, want)
 		}
 	}
@@ -222,7 +238,7 @@ func TestWireAttention(t *testing.T) {
 	}
 }
 
-func TestWireMessageBuffer(t *testing.T) {
+func TestWireResplit(t *testing.T) {
 	payload := make([]byte, 10000)
 	for i := range payload {
 		payload[i] = byte(i * 7)
@@ -230,66 +246,6 @@ func TestWireMessageBuffer(t *testing.T) {
 	wireResplit(t, PacketBulkLoad, payload)
 	wireResplit(t, PacketSQLBatch, nil)
 	wireResplit(t, PacketRPC, []byte{1})
-
-	// A second message after done starts afresh.
-	var m MessageBuffer
-	for i := 0; i < 2; i++ {
-		done, err := m.AddPacket(AppendMessage(nil, PacketReply, 0, 0, 512, 1, []byte{byte(i)}))
-		if err != nil || !done || !bytes.Equal(m.Payload(), []byte{byte(i)}) {
-			t.Fatalf("message %d: %v %v % x", i, done, err, m.Payload())
-		}
-	}
-}
-
-func TestWireMessageBufferReject(t *testing.T) {
-	two := AppendMessage(nil, PacketSQLBatch, 0, 0, 512, 1, make([]byte, 600))
-	first := two[:512]
-	second := two[512:]
-
-	var m MessageBuffer
-	if done, err := m.AddPacket(first); err != nil || done {
-		t.Fatalf("first: %v %v", done, err)
-	}
-	// A packet of another type inside the message.
-	other := append([]byte(nil), second...)
-	other[0] = PacketRPC
-	if _, err := m.AddPacket(other); err == nil {
-		t.Fatal("type change accepted")
-	}
-
-	// Length that does not match the bytes given (spec example 4.17 is such a packet).
-	m.Reset()
-	malformed := wireSpec(t, "4.17-featureextack-sessionrecovery-malformed")
-	_, err := m.AddPacket(malformed)
-	var pe *ProtocolError
-	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "does not match") {
-		t.Fatalf("4.17: %v", err)
-	}
-
-	// Too large.
-	m = MessageBuffer{MaxMessage: 700}
-	if _, err := m.AddPacket(first); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.AddPacket(AppendMessage(nil, PacketSQLBatch, 0, 0, 512, 2, make([]byte, 300))); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("too large: %v", err)
-	}
-	// Packet above MaxPacket.
-	m = MessageBuffer{MaxPacket: 512}
-	if _, err := m.AddPacket(AppendMessage(nil, PacketSQLBatch, 0, 0, 4096, 1, make([]byte, 600))); err == nil {
-		t.Fatal("oversized packet accepted")
-	}
-	// Short packet.
-	m.Reset()
-	if _, err := m.AddPacket([]byte{1, 1, 0}); err == nil {
-		t.Fatal("3-byte packet accepted")
-	}
-	// IGNORE|EOM ends the message and is reported.
-	m.Reset()
-	done, err := m.AddPacket(AppendMessage(nil, PacketSQLBatch, StatusIgnore, 0, 512, 1, nil))
-	if err != nil || !done || !m.Ignored() {
-		t.Fatalf("ignore: %v %v %v", done, err, m.Ignored())
-	}
 }
 
 func TestWireProtocolErrorFormat(t *testing.T) {
@@ -307,9 +263,9 @@ func TestWireProtocolErrorFormat(t *testing.T) {
 }
 
 // wireAllocCheck fails when f allocates far more than its input justifies:
-// every decoder bounds what it allocates by the bytes it was given
-// (DESIGN.md §6), so a generous linear bound catches a length field trusted
-// for an allocation. It reads the runtime's cumulative heap-allocation
+// every decoder bounds what it allocates by the bytes it was given (a
+// hostile length must not buy memory), so a generous linear bound catches
+// a length field trusted for an allocation. It reads the runtime's cumulative heap-allocation
 // counter (runtime/metrics, no stop-the-world) around f. The counter is
 // process-wide and flushed per span, so a measurement over the limit is
 // repeated: only a decoder that exceeds it three times in a row fails.
@@ -338,45 +294,29 @@ func FuzzPacketHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		wireAllocCheck(t, len(data), func() {
 			var h Header
-			m := MessageBuffer{MaxMessage: 1 << 16}
+			var payload []byte
 			rest := data
 			for len(rest) > 0 {
 				if err := h.Decode(rest); err != nil {
 					if err == ErrNeedMore && len(rest) >= HeaderLen {
 						t.Fatal("ErrNeedMore with a whole header")
 					}
-					return
+					break
 				}
 				if got := h.Append(nil); !bytes.Equal(got, rest[:HeaderLen]) {
 					t.Fatalf("header round trip % x vs % x", got, rest[:HeaderLen])
 				}
 				n := int(h.Length)
 				if n > len(rest) {
-					return
+					break
 				}
-				done, err := m.AddPacket(rest[:n])
-				if err != nil {
-					return
-				}
-				if done {
-					p := append([]byte(nil), m.Payload()...)
-					re := AppendMessage(nil, m.Type(), 0, 0, 512, 1, p)
-					var m2 MessageBuffer
-					for len(re) > 0 {
-						var h2 Header
-						if err := h2.Decode(re); err != nil {
-							t.Fatal(err)
-						}
-						if _, err := m2.AddPacket(re[:h2.Length]); err != nil {
-							t.Fatal(err)
-						}
-						re = re[h2.Length:]
-					}
-					if !bytes.Equal(m2.Payload(), p) {
-						t.Fatal("re-split payload differs")
-					}
-				}
+				payload = append(payload, rest[HeaderLen:n]...)
 				rest = rest[n:]
+			}
+			// Whatever the payloads add up to survives a re-split.
+			typ, got, _ := wireReassemble(t, AppendMessage(nil, PacketSQLBatch, 0, 0, 512, 1, payload))
+			if typ != PacketSQLBatch || !bytes.Equal(got, payload) {
+				t.Fatal("re-split payload differs")
 			}
 		})
 	})
@@ -412,17 +352,18 @@ func ExampleAppendAttention() {
 }
 
 // A SQL batch is encoded once and split into packets of the negotiated
-// size; the receiver reassembles it with a MessageBuffer.
+// size; each packet's header gives its length, and the payloads of the
+// packets up to the one with EOM are the message.
 func ExampleAppendMessage() {
 	payload := (&SQLBatch{OutstandingRequests: 1, SQL: "SELECT 1"}).Encode(nil)
 	stream := AppendMessage(nil, PacketSQLBatch, 0, 0, 4096, 1, payload)
 
-	var m MessageBuffer
-	done, err := m.AddPacket(stream)
+	var h Header
+	err := h.Decode(stream)
 	var b SQLBatch
-	if err == nil && done {
-		err = b.Decode(m.Payload())
+	if err == nil {
+		err = b.Decode(stream[HeaderLen:h.Length])
 	}
-	fmt.Println(len(stream), m.Packets(), b.SQL, err)
-	// Output: 46 1 SELECT 1 <nil>
+	fmt.Println(len(stream), h.Status&StatusEOM != 0, b.SQL, err)
+	// Output: 46 true SELECT 1 <nil>
 }

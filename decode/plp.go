@@ -11,7 +11,7 @@ import (
 // (or its text-pointer header) resident, and a chunk may straddle any number
 // of refills: ErrNeedMore in the middle of a chunk resumes inside it.
 //
-// PLP validation (TDS-NOTES "PLP ... validation rules"):
+// PLP validation rules:
 //  1. total 0xFFFFFFFFFFFFFFFF is NULL and no chunk follows; 0xFFFFFFFFFFFFFFFE is unknown length;
 //  2. chunks run until a zero-length terminator; with a known total, every chunk must fit in
 //     what remains of it and the chunks must sum exactly to it;

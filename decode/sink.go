@@ -17,7 +17,7 @@ const (
 )
 
 // CellSink receives a result set cell by cell, in column order, row by row.
-// It is the one-copy handoff of DESIGN.md §3: the sink owns destination
+// It is the one-copy handoff (docs/ARCHITECTURE.md): the sink owns destination
 // memory and the decoder writes each value into it once.
 //
 // For each row the decoder makes exactly one call per non-skipped column
@@ -87,7 +87,7 @@ type CellSink interface {
 }
 
 // BytesSink is an optional fast path of a CellSink (found by type
-// assertion when the sink is set; CONVENTIONS item 11). A sink that
+// assertion when the sink is set, so the per-cell path pays no check). A sink that
 // implements it receives every variable-length value that is wholly
 // resident and needs no transcoding as one call,
 //

@@ -9,7 +9,8 @@ import (
 // The token stream of a server response (MS-TDS 2.2.7): Stream decodes it
 // from buffered bytes, one token (or one row) per Next call, delivering row
 // cells to a CellSink and resuming exactly where it stopped when the buffer
-// ran dry (DESIGN.md §4).
+// ran dry: a row that straddles packets is finished after the refill, not
+// decoded again.
 
 // DefaultResidencyCap is the default bound on the bytes one token, or one
 // non-streamed value, may need resident: 4 MiB.

@@ -5,15 +5,15 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/internal/cputime"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
 
-// Decode benchmarks over in-memory streams of the BENCHMARKS.md shapes,
+// Decode benchmarks over in-memory streams of the standard workload shapes
+// (poc48, odbc5, wide601, lob, temporal, lineitem: see sampledb's doc),
 // built by the sample database's encoder (internal/sampleserver/sampledb), each beside a
 // memmove of the same bytes. The stream's COLMETADATA is decoded once; each
 // iteration decodes all rows and the DONE into colSink, a columnar sink that
@@ -213,33 +213,8 @@ func (s *colSink) flush() {
 	s.row, s.bytes = 0, 0
 }
 
-// nopSink accepts every call and does nothing (Reserve declines, so the
-// decoder hands borrowed slices to Write).
-type nopSink struct{}
-
-func (nopSink) Columns([]decode.Column, []decode.Mode) error { return nil }
-func (nopSink) Null(int)                                     {}
-func (nopSink) Bool(int, bool)                               {}
-func (nopSink) Int(int, int64)                               {}
-func (nopSink) Float32(int, float32)                         {}
-func (nopSink) Float64(int, float64)                         {}
-func (nopSink) Decimal(int, decode.Decimal)                  {}
-func (nopSink) Money(int, int64)                             {}
-func (nopSink) Date(int, int32)                              {}
-func (nopSink) Time(int, int64)                              {}
-func (nopSink) DateTime(int, decode.DateTime)                {}
-func (nopSink) DateTimeOffset(int, decode.DateTimeOffset)    {}
-func (nopSink) GUID(int, decode.GUID)                        {}
-func (nopSink) Variant(int, *decode.TypeInfo)                {}
-func (nopSink) BeginValue(int, int64)                        {}
-func (nopSink) Reserve(int, int) []byte                      { return nil }
-func (nopSink) Commit(int, int)                              {}
-func (nopSink) Write(int, []byte)                            {}
-func (nopSink) EndValue(int)                                 {}
-func (nopSink) EndRow() error                                { return nil }
-
-// nopBytesSink is nopSink with the BytesSink fast path.
-type nopBytesSink struct{ nopSink }
+// nopBytesSink is decode.Nop with the BytesSink fast path.
+type nopBytesSink struct{ decode.Nop }
 
 func (nopBytesSink) Bytes(int, []byte) {}
 
@@ -397,10 +372,8 @@ func ExampleStream() {
 // shared machine (2 cores, many processes) wall-clock time mostly measures
 // the scheduler; the thread's own CPU time does not.
 func threadCPU() int64 {
-	var ts syscall.Timespec
-	// CLOCK_THREAD_CPUTIME_ID = 3
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3, uintptr(unsafe.Pointer(&ts)), 0)
-	return ts.Nano()
+	d, _ := cputime.Thread()
+	return int64(d)
 }
 
 // BenchmarkStreamVsMemmove runs decode and memmove of the same bytes
@@ -433,7 +406,7 @@ func BenchmarkStreamVsMemmove(b *testing.B) {
 				s = newBenchStream(b, meta, nil)
 			}
 			if shape.nop {
-				s = newBenchStream(b, meta, nopSink{})
+				s = newBenchStream(b, meta, decode.Nop{})
 			}
 			if shape.nopB {
 				s = newBenchStream(b, meta, nopBytesSink{})

@@ -160,7 +160,7 @@ func (m Message) Append(dst []byte) []byte {
 	at := len(dst) - 2
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(m.Number))
 	dst = append(dst, m.State, m.Class)
-	room := (0xFFFF - 4 - 2 - 2 - 1 - 2*UTF16Len(truncUTF16(m.Server, 255)) - 1 - 2*UTF16Len(truncUTF16(m.Proc, 255)) - 4) / 2
+	room := (0xFFFF - 4 - 2 - 2 - 1 - 2*UTF16Len(TruncateUTF16(m.Server, 255)) - 1 - 2*UTF16Len(TruncateUTF16(m.Proc, 255)) - 4) / 2
 	dst = appendUSVarChar(dst, m.Text, room)
 	dst = appendBVarChar(dst, m.Server)
 	dst = appendBVarChar(dst, m.Proc)
@@ -812,12 +812,6 @@ func appendSessionStateSet(dst []byte, states []SessionStateData) []byte {
 		dst = append(dst, st.Value...)
 	}
 	return dst
-}
-
-// AppendSessionStateDataSet appends a SessionStateDataSet (for the
-// SESSIONRECOVERY feature acknowledgement).
-func AppendSessionStateDataSet(dst []byte, states []SessionStateData) []byte {
-	return appendSessionStateSet(dst, states)
 }
 
 // Append appends the token.

@@ -320,7 +320,7 @@ func FuzzTypeInfo(f *testing.F) {
 // wireNormTI drops names the encoder truncates (B_VARCHAR holds 255 code units).
 func wireNormTI(ti TypeInfo) TypeInfo {
 	for _, s := range []*string{&ti.UDTDatabase, &ti.UDTSchema, &ti.UDTName, &ti.XMLDatabase, &ti.XMLOwningSchema} {
-		*s = truncUTF16(*s, 255)
+		*s = TruncateUTF16(*s, 255)
 	}
 	return ti
 }

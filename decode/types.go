@@ -117,14 +117,8 @@ type TypeInfo struct {
 }
 
 // IsBinary reports whether values of this type are bytes (binary,
-// varbinary, image, CLR UDT) rather than text or numbers.
-func (t *TypeInfo) IsBinary() bool {
-	switch t.Type {
-	case TypeBigVarBinary, TypeBigBinary, TypeBinary, TypeVarBinary, TypeImage, TypeUDT:
-		return true
-	}
-	return false
-}
+// varbinary, image, CLR types) rather than text or numbers: Kind.IsBinary.
+func (t *TypeInfo) IsBinary() bool { return t.Kind().IsBinary() }
 
 // DateTimeScale is the number of fractional second digits a date/time
 // value of this type is shown with, as SQL Server shows it: 3 for datetime,

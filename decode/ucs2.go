@@ -84,10 +84,11 @@ func DecodeUTF16LE(b []byte) (string, error) {
 	return string(out[:td.utf16(out, b, true)]), nil
 }
 
-// truncUTF16 returns the longest prefix of s that needs at most max UTF-16
-// code units, never splitting a surrogate pair. Encoders use it to keep
+// TruncateUTF16 returns the longest prefix of s that needs at most max UTF-16
+// code units, never splitting a surrogate pair: what fits an nvarchar(max)
+// declared length, which counts code units. Encoders use it to keep
 // B_VARCHAR (255) and US_VARCHAR (65535) length fields representable.
-func truncUTF16(s string, max int) string {
+func TruncateUTF16(s string, max int) string {
 	n := 0
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -107,7 +108,7 @@ func truncUTF16(s string, max int) string {
 // appendBVarChar appends a B_VARCHAR (BYTELEN count of code units, then
 // UTF-16LE), truncating s to 255 code units.
 func appendBVarChar(dst []byte, s string) []byte {
-	s = truncUTF16(s, 0xFF)
+	s = TruncateUTF16(s, 0xFF)
 	dst = append(dst, byte(UTF16Len(s)))
 	return AppendUTF16LE(dst, s)
 }
@@ -118,7 +119,7 @@ func appendUSVarChar(dst []byte, s string, max int) []byte {
 	if max > 0xFFFF {
 		max = 0xFFFF
 	}
-	s = truncUTF16(s, max)
+	s = TruncateUTF16(s, max)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(UTF16Len(s)))
 	return AppendUTF16LE(dst, s)
 }

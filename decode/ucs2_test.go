@@ -73,10 +73,10 @@ func TestWireUTF16(t *testing.T) {
 }
 
 func TestWireTruncUTF16(t *testing.T) {
-	if got := truncUTF16("ab𝄞c", 3); got != "ab" {
+	if got := TruncateUTF16("ab𝄞c", 3); got != "ab" {
 		t.Fatalf("%q: surrogate pair split", got)
 	}
-	if got := truncUTF16("ab𝄞c", 4); got != "ab𝄞" {
+	if got := TruncateUTF16("ab𝄞c", 4); got != "ab𝄞" {
 		t.Fatalf("%q", got)
 	}
 	b := appendBVarChar(nil, string(bytes.Repeat([]byte("x"), 300)))

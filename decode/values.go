@@ -1,6 +1,8 @@
 package decode
 
-// Value representations handed to sinks (DESIGN.md §7). None of them is text:
+// Value representations handed to sinks, exact (decimal as a scaled 128-bit
+// integer, money scaled by 10^4, date/time as days and 100 ns ticks). None
+// of them is text:
 // a sink that wants text formats them itself, with the Append* helpers of
 // this package, straight into its own buffer.
 

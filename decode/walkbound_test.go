@@ -78,7 +78,7 @@ func walkChained(buf []byte, kinds []byte) (rows int, sum uint64) {
 	return rows, uint64(p)
 }
 
-// BenchmarkWalkBound is the lower bound behind issue 2's memmove target: a
+// BenchmarkWalkBound is the lower bound of the decode/memmove ratio: a
 // walker that only finds poc48's cells (no checks, no sink, no NULL
 // bitmaps), interleaved with memmove of the same bytes on one thread in
 // thread CPU time. Whatever a real decoder does costs at least this.

@@ -12,8 +12,8 @@ import (
 
 // Sink is a destination for the rows of one extract. The engine streams
 // every result set of the extract through the decoder straight into the
-// sink's CellSink methods (DESIGN.md §3), so each value is written once into
-// memory the sink owns.
+// sink's CellSink methods, so each value is written once into memory the
+// sink owns (docs/ARCHITECTURE.md: the contract and its slice lifetimes).
 //
 // Lifecycle, always in this order and from one goroutine:
 //
@@ -87,7 +87,8 @@ type ColumnMapping struct {
 }
 
 // Mapper is implemented by sinks that can describe their type mapping
-// before anything runs (the pre-flight report of DESIGN.md §7).
+// before anything runs: inspect's pre-flight report, which lists every lossy
+// column before a run loses anything.
 type Mapper interface {
 	Mapping(cols []decode.Column) []ColumnMapping
 }

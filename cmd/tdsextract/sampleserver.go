@@ -21,7 +21,7 @@ import (
 )
 
 // serverFlags are the sample-server flags. Their names are an interface
-// other tools script against (issue 3): keep them stable.
+// other tools script against (CI jobs, sink authors' tests): keep them stable.
 type serverFlags struct {
 	listen, user, password, encrypt, cert, key, writeCA, database string
 	seed                                                          int64

@@ -130,23 +130,39 @@ func (c *Column) Kind() decode.Kind {
 	return kindOfName(c.BaseType)
 }
 
-// kindOfName maps a sys.types name to its kind.
+// kindOfName maps a sys.types name to its kind; a name decode does not
+// know is a CLR type of the database's own.
 func kindOfName(name string) decode.Kind {
-	n := strings.ToLower(name)
-	switch n {
-	case "numeric":
-		return decode.KindDecimal
-	case "rowversion":
-		return decode.KindRowVersion
-	case "sysname":
-		return decode.KindNVarChar
-	}
-	for k := decode.KindUnknown + 1; k.Name() != ""; k++ {
-		if k.Name() == n {
-			return k
-		}
+	if d, ok := decode.LookupDecl(name); ok {
+		return d.Kind
 	}
 	return decode.KindUDT
+}
+
+// Decl is the column's declared type from the catalog's facts (base type,
+// max_length in bytes, precision, scale), in decode's type model.
+func (c *Column) Decl() decode.Decl {
+	d, ok := decode.LookupDecl(c.BaseType)
+	if !ok {
+		return decode.Decl{Kind: decode.KindUDT, UDT: c.BaseType}
+	}
+	switch k := d.Kind; {
+	case k == decode.KindDecimal:
+		d.Precision, d.Scale = uint8(c.Precision), uint8(c.Scale)
+	case k.HasScale():
+		d.Scale = uint8(c.Scale)
+	case k == decode.KindVector:
+		d.Length = (c.MaxLength - 8) / 4 // an 8-byte header, then 4 bytes per float32
+	case k.HasLength():
+		d.Max = c.MaxLength < 0
+		if !d.Max {
+			d.Length = c.MaxLength
+			if k.IsUnicode() {
+				d.Length /= 2 // max_length counts bytes
+			}
+		}
+	}
+	return d
 }
 
 // SQLType is the column's type as T-SQL declares it, from the catalog:
@@ -156,26 +172,7 @@ func (c *Column) SQLType() string {
 	if !strings.EqualFold(c.TypeName, c.BaseType) && c.TypeName != "" {
 		return c.TypeName
 	}
-	t := strings.ToLower(c.BaseType)
-	switch t {
-	case "decimal", "numeric":
-		return fmt.Sprintf("%s(%d,%d)", t, c.Precision, c.Scale)
-	case "time", "datetime2", "datetimeoffset":
-		return fmt.Sprintf("%s(%d)", t, c.Scale)
-	case "char", "varchar", "binary", "varbinary", "nchar", "nvarchar":
-		if c.MaxLength < 0 {
-			return t + "(max)"
-		}
-		n := c.MaxLength
-		if t == "nchar" || t == "nvarchar" {
-			n /= 2
-		}
-		return fmt.Sprintf("%s(%d)", t, n)
-	case "vector":
-		// 8 bytes of header, then 4 bytes per float32 element.
-		return fmt.Sprintf("vector(%d)", (c.MaxLength-8)/4)
-	}
-	return t
+	return c.Decl().String()
 }
 
 // Identity is an identity column's definition and state

@@ -20,7 +20,8 @@ import (
 // with their 8-byte headers stripped on the way, the decoder runs over the
 // buffered payload, and only when it needs more bytes does the session go
 // to its reader (fill), which is the only place the request deadline is
-// involved (DESIGN.md §4, §5): it is armed only when no chunk is ready.
+// involved: it is armed only when no chunk is ready, so rows served from
+// buffered bytes never touch a timer (docs/ARCHITECTURE.md).
 // The buffer is compacted when its tail gets short and grows only up to
 // the residency cap plus two packets. Config.ReadAhead < 0 makes the
 // request goroutine read the socket itself.
@@ -51,7 +52,7 @@ type Conn struct {
 	attnPacket [decode.HeaderLen]byte
 
 	stream        *decode.Stream
-	discard       discardSink
+	discard       decode.Discard // drains and login responses
 	cancelTimeout time.Duration
 	attentions    int    // ATTENTION packets sent (tests)
 	txn           uint64 // transaction descriptor from ENVCHANGE begin-transaction (0: autocommit)
@@ -60,10 +61,6 @@ type Conn struct {
 	done   <-chan struct{} // the current request's ctx.Done()
 	busy   atomic.Bool
 	broken error // non-nil once the session is unusable
-
-	// eagerDeadline re-arms the read deadline on every row: the behaviour
-	// DESIGN.md §5 forbids, kept only so the benchmark can price it.
-	eagerDeadline bool
 
 	// Session facts from login.
 	spid          uint16
@@ -220,8 +217,8 @@ func (c *Conn) msgDone() bool { return c.inMsg && c.eom && c.pktRemain == 0 }
 
 // fill appends payload bytes of the server's messages to c.buf[c.wpos:],
 // reading from the network at least once. It is the only place the session
-// waits for the network on the read side (the lazy deadline of DESIGN.md §5
-// is armed inside c.w.read). With nextMessage false, a need for bytes past
+// waits for the network on the read side (the lazy deadline is armed
+// inside c.w.read). With nextMessage false, a need for bytes past
 // the end of the current message is errMessageEnded.
 func (c *Conn) fill(nextMessage bool) error {
 	if c.r > 0 && (c.r == c.wpos || len(c.buf)-c.wpos < c.packetSize) {

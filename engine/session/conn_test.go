@@ -646,7 +646,7 @@ func TestIntegrationNamedInstance(t *testing.T) {
 
 // failingSink fails EndRow at row n.
 type failingSink struct {
-	discardSink
+	decode.Discard
 	n, at int
 }
 
@@ -660,7 +660,7 @@ func (s *failingSink) EndRow() error {
 	return nil
 }
 
-type columnsFail struct{ discardSink }
+type columnsFail struct{ decode.Discard }
 
 func (columnsFail) Columns([]decode.Column, []decode.Mode) error { return errSinkTest }
 

@@ -575,6 +575,22 @@ var connKeys = []connKey{
 		c.ConnectTimeout = d
 		return ""
 	}},
+	{name: "ConnectRetryCount", aliases: []string{"connectretrycount"}, set: func(c *Config, v string) string {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 || n > MaxConnectRetryCount {
+			return fmt.Sprintf("want a whole number within 0..%d", MaxConnectRetryCount)
+		}
+		c.ConnectRetryCount = n
+		return ""
+	}},
+	{name: "ConnectRetryInterval", aliases: []string{"connectretryinterval"}, set: func(c *Config, v string) string {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > int(MaxConnectRetryInterval/time.Second) {
+			return fmt.Sprintf("want whole seconds within 1..%d", int(MaxConnectRetryInterval/time.Second))
+		}
+		c.ConnectRetryInterval = time.Duration(n) * time.Second
+		return ""
+	}},
 	{name: "Packet Size", aliases: []string{"packetsize"}, set: func(c *Config, v string) string {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < minPacketSize || n > maxPacketSize {
@@ -620,7 +636,6 @@ var connKeys = []connKey{
 	{name: "MultiSubnetFailover", aliases: []string{"multisubnetfailover"}, ignored: true},
 	{name: "ServerSPN", aliases: []string{"serverspn"}, ignored: true},
 	{name: "Log", aliases: []string{"log"}, ignored: true},
-	{name: "ConnectRetryCount", aliases: []string{"connectretrycount", "connectretryinterval"}, ignored: true},
 }
 
 // parseReadAhead reads the readAhead key: a boolean word (parseBool; an

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/internal/secret"
 )
 
-// EncryptMode is the connection's encryption policy (DESIGN.md §6).
+// EncryptMode is the connection's encryption policy. Certificates are
+// verified unless TrustServerCertificate opts out.
 type EncryptMode uint8
 
 const (
@@ -65,10 +67,10 @@ func ParseEncryptMode(s string) (EncryptMode, error) {
 	return 0, fmt.Errorf("engine: invalid encrypt value %q (want disable, optional/false, mandatory/true or strict)", s)
 }
 
-// Packet size bounds (MS-TDS 2.2.6.4 LOGIN7 PacketSize).
+// Packet size bounds (MS-TDS 2.2.6.4 LOGIN7 PacketSize), decode's.
 const (
-	minPacketSize = 512
-	maxPacketSize = 32767
+	minPacketSize = decode.MinPacketSize
+	maxPacketSize = decode.MaxPacketSize
 )
 
 // Defaults that are documented parts of the configuration contract.
@@ -84,6 +86,14 @@ const (
 	// DefaultCancelTimeout bounds the ATTENTION drain after a timeout or a
 	// cancellation; when it expires the connection is closed instead.
 	DefaultCancelTimeout = 5 * time.Second
+	// DefaultConnectRetryInterval is the wait between connect attempts
+	// when Config.ConnectRetryInterval is zero (ADO.NET's default).
+	DefaultConnectRetryInterval = 10 * time.Second
+	// MaxConnectRetryCount and MaxConnectRetryInterval are ADO.NET's
+	// bounds for ConnectRetryCount (0..255) and ConnectRetryInterval
+	// (1..60 seconds).
+	MaxConnectRetryCount    = 255
+	MaxConnectRetryInterval = 60 * time.Second
 	// AccessTokenEnv is the environment variable Connect reads an Entra ID
 	// access token from when the Config has neither AccessToken nor a
 	// password source.
@@ -123,6 +133,25 @@ type Config struct {
 	// CancelTimeout bounds the ATTENTION round trip; zero means DefaultCancelTimeout.
 	CancelTimeout time.Duration
 
+	// ConnectRetryCount is how many more connect attempts follow one that
+	// failed transiently: a refused, reset or unreachable connection, a
+	// dial or login the network cut short, a server error that says to
+	// retry (4060 database unavailable during a failover, Azure's 40613,
+	// 40501, ...; see IsTransient). A login the server refuses (18456, or
+	// any other error that retrying cannot cure), a certificate that does
+	// not verify or an unknown host is reported at once. Every attempt and
+	// every wait lie within the connect timeout: when less of it is left
+	// than the interval, the last error is returned instead of waiting.
+	// Zero (the default) makes one attempt. Connection string key:
+	// ConnectRetryCount (0..255, as in ADO.NET, whose default of 1 we do
+	// not copy: a connect that failed is reported at once unless retries
+	// were asked for).
+	ConnectRetryCount int
+	// ConnectRetryInterval is the wait before each retry; zero means
+	// DefaultConnectRetryInterval, at most MaxConnectRetryInterval.
+	// Connection string key: ConnectRetryInterval, in seconds (1..60).
+	ConnectRetryInterval time.Duration
+
 	// PacketSize requested at login; zero requests the maximum, 32767
 	// (larger packets measured much less wall time). The server may grant less (ENVCHANGE packet size).
 	PacketSize     int
@@ -132,7 +161,9 @@ type Config struct {
 	ReadOnlyIntent bool // ApplicationIntent=ReadOnly (read-only routing)
 
 	// ResidencyCap is the most bytes one token or one value part may need
-	// resident in the read buffer (DESIGN.md §4); zero: the decoder default.
+	// resident in the read buffer, so that a server announcing a huge
+	// length cannot make the session grow; larger values stream. Zero: the
+	// decoder default, decode.DefaultResidencyCap.
 	ResidencyCap int
 
 	// ReadAhead is how many 256 KiB chunks a goroutine of the session
@@ -177,6 +208,12 @@ func (c *Config) Validate() error {
 	}
 	if c.ReadAhead > maxReadAheadChunks {
 		return fmt.Errorf("engine: config: read-ahead of %d chunks exceeds %d", c.ReadAhead, maxReadAheadChunks)
+	}
+	if c.ConnectRetryCount < 0 || c.ConnectRetryCount > MaxConnectRetryCount {
+		return fmt.Errorf("engine: config: connect retry count %d outside 0..%d", c.ConnectRetryCount, MaxConnectRetryCount)
+	}
+	if c.ConnectRetryInterval < 0 || c.ConnectRetryInterval > MaxConnectRetryInterval {
+		return fmt.Errorf("engine: config: connect retry interval %v outside (0, %v]", c.ConnectRetryInterval, MaxConnectRetryInterval)
 	}
 	return nil
 }

@@ -91,6 +91,9 @@ func TestConnStringADO(t *testing.T) {
 			Config{Host: "fe80::1", Port: 1433, Encrypt: EncryptOptional}},
 		{"  Server = host ; Password = { spaced } ;  ",
 			Config{Host: "host", Password: " spaced "}},
+		{"Server=host;ConnectRetryCount=3;Connect Retry Interval=2",
+			Config{Host: "host", ConnectRetryCount: 3, ConnectRetryInterval: 2 * time.Second}},
+		{"Server=host;ConnectRetryCount=0", Config{Host: "host"}},
 	}
 	for _, tc := range cases {
 		got, err := ParseConnString(tc.in)
@@ -132,6 +135,11 @@ func TestConnStringErrors(t *testing.T) {
 		"sqlserver://u:p@host?database=%zz",             // bad escape in query
 		"Server=host;Connect Timeout=-5",                // negative
 		"Server=host;TrustServerCertificate=yes please", // bool
+		"Server=host;ConnectRetryCount=256",             // ADO.NET's bound
+		"Server=host;ConnectRetryCount=-1",
+		"Server=host;ConnectRetryCount=many",
+		"Server=host;ConnectRetryInterval=0", // 1..60 seconds
+		"Server=host;ConnectRetryInterval=61",
 	}
 	for _, s := range bad {
 		if cfg, err := ParseConnString(s); err == nil {

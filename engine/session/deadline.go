@@ -3,17 +3,14 @@ package session
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 )
 
-// Timeout is a request's network-wait budget (DESIGN.md §5). It has exactly
-// two kinds of value, each with one representation:
+// Timeout is a request's network-wait budget (docs/ARCHITECTURE.md). It has
+// exactly two kinds of value, each with one representation:
 //
 //   - NoTimeout (the zero value): the request may wait on the network
 //     forever. Only an explicit NoTimeout means that.
@@ -114,8 +111,8 @@ func (t *Timeout) UnmarshalText(b []byte) error {
 var errBudgetExhausted = fmt.Errorf("engine: request budget exhausted: %w", os.ErrDeadlineExceeded)
 
 // pastDeadline is a deadline that has already passed. It is what an
-// exhausted budget arms: the zero time.Time would mean "no deadline", which
-// is exactly the trap of seed 001.
+// exhausted budget arms: the zero time.Time would mean "no deadline", so
+// a budget that ran out would silently turn into no timeout at all.
 var pastDeadline = time.Unix(1, 0)
 
 // budget is the running state of one request's Timeout. It is charged with
@@ -150,14 +147,6 @@ func (b *budget) deadline(now time.Time) time.Time {
 		return pastDeadline
 	}
 	return now.Add(b.remaining)
-}
-
-// timeout returns the remaining budget as a Timeout.
-func (b *budget) timeout() Timeout {
-	if b.none {
-		return NoTimeout
-	}
-	return TimeoutOf(b.remaining)
 }
 
 // isTimeout reports whether err is a deadline expiry of a net.Conn.
@@ -282,81 +271,4 @@ func (w *waiter) write(p []byte) (int, error) {
 		w.b.charge(w.clock().Sub(start))
 	}
 	return n, err
-}
-
-// meteredConn is the session's TCP connection. Its Read does the
-// non-blocking read itself through syscall.RawConn, so it knows exactly
-// when a read has to wait for the network: the request budget is charged
-// only for those waits, and a read served from bytes the kernel already
-// holds costs no clock reads at all (on a VM a clock read can cost a few
-// hundred ns; a 200,000-row response takes over a thousand reads). Under
-// TLS it sits below crypto/tls, so TLS reads are metered the same way.
-type meteredConn struct {
-	*net.TCPConn
-	rc   syscall.RawConn
-	b    *budget       // the session's current budget (waiter.b)
-	wire *atomic.Int64 // bytes received (Conn.WireBytes)
-	fn   func(fd uintptr) bool
-
-	// State of the Read in progress.
-	p         []byte
-	n         int
-	err       error
-	waiting   bool
-	waitStart time.Time
-}
-
-func newMeteredConn(tc *net.TCPConn, b *budget, wire *atomic.Int64) (*meteredConn, error) {
-	rc, err := tc.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	m := &meteredConn{TCPConn: tc, rc: rc, b: b, wire: wire}
-	m.fn = m.readFD // bound once: no closure allocation per Read
-	return m, nil
-}
-
-func (m *meteredConn) readFD(fd uintptr) bool {
-	if m.waiting {
-		m.b.charge(time.Since(m.waitStart))
-		m.waiting = false
-	}
-	for {
-		n, err := syscall.Read(int(fd), m.p)
-		switch err {
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			if !m.b.none {
-				m.waiting, m.waitStart = true, time.Now()
-			}
-			return false // RawConn.Read waits for readability (or the deadline)
-		}
-		m.n, m.err = n, err
-		return true
-	}
-}
-
-func (m *meteredConn) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	m.p, m.n, m.err = p, 0, nil
-	err := m.rc.Read(m.fn)
-	if m.waiting { // the wait ended by the deadline or a close
-		m.b.charge(time.Since(m.waitStart))
-		m.waiting = false
-	}
-	m.p = nil
-	if err == nil && m.err != nil {
-		err = os.NewSyscallError("read", m.err)
-	}
-	if err != nil {
-		return 0, &net.OpError{Op: "read", Net: "tcp", Source: m.LocalAddr(), Addr: m.RemoteAddr(), Err: err}
-	}
-	if m.n <= 0 {
-		return 0, io.EOF
-	}
-	m.wire.Add(int64(m.n))
-	return m.n, nil
 }

@@ -55,10 +55,7 @@ var transientNumbers = map[int32]bool{
 // Temporary reports whether retrying the request may succeed.
 func (e *ServerError) Temporary() bool { return transientNumbers[e.Number] }
 
-// Transient is Temporary under the name the engine's retry loop uses.
-func (e *ServerError) Transient() bool { return e.Temporary() }
-
-// TimeoutError reports that a request's budget (DESIGN.md §5) ran out
+// TimeoutError reports that a request's budget (Timeout) ran out
 // while waiting on the network. When Drained is true the request was
 // cancelled with ATTENTION and the connection remains usable; otherwise it
 // was closed.
@@ -80,7 +77,6 @@ func (e *TimeoutError) Error() string {
 func (e *TimeoutError) Unwrap() error     { return e.Err }
 func (e *TimeoutError) Timeout() bool     { return true }
 func (e *TimeoutError) Temporary() bool   { return true }
-func (e *TimeoutError) Transient() bool   { return true }
 func (e *TimeoutError) Is(err error) bool { return err == context.DeadlineExceeded }
 
 // NetError is a network failure of a session (connection reset, EOF in the
@@ -97,9 +93,6 @@ func (e *NetError) Unwrap() error { return e.Err }
 // retry may cure: resets, aborts, refused connections, unexpected EOF and
 // timeouts. TLS verification failures and DNS "no such host" are not.
 func (e *NetError) Temporary() bool { return transientNetErr(e.Err) }
-
-// Transient is Temporary under the name the engine's retry loop uses.
-func (e *NetError) Transient() bool { return e.Temporary() }
 
 func transientNetErr(err error) bool {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
@@ -120,13 +113,10 @@ func transientNetErr(err error) bool {
 	return false
 }
 
-// IsTransient reports whether err (anywhere in its chain) says that a retry
-// may succeed, through a Transient() or Temporary() method.
+// IsTransient reports whether err says that a retry may succeed: the
+// first error in its chain with a Temporary() method (this package's
+// errors, or net's) decides.
 func IsTransient(err error) bool {
-	var t interface{ Transient() bool }
-	if errors.As(err, &t) {
-		return t.Transient()
-	}
 	var tmp interface{ Temporary() bool }
 	if errors.As(err, &tmp) {
 		return tmp.Temporary()

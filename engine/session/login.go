@@ -34,7 +34,8 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 // ConnectWithin is Connect for a request that has a budget t: the time the
 // connect takes is charged to t (and bounds the connect), and the rest is
 // returned for the request. The remainder of a budget is a budget, possibly
-// exhausted, never NoTimeout (seed 001's reconnect trap).
+// exhausted, never NoTimeout: a reconnect must not turn a request with a
+// deadline into one without.
 func ConnectWithin(ctx context.Context, cfg Config, t Timeout) (*Conn, Timeout, error) {
 	start := time.Now()
 	if err := cfg.Validate(); err != nil {
@@ -59,6 +60,39 @@ func ConnectWithin(ctx context.Context, cfg Config, t Timeout) (*Conn, Timeout, 
 		ctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
+	c, err := connectRouted(ctx, cfg)
+	for n := 0; err != nil && n < cfg.ConnectRetryCount && retryConnect(ctx, err); n++ {
+		wait := cfg.ConnectRetryInterval
+		if wait == 0 {
+			wait = DefaultConnectRetryInterval
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+			break // the attempt after the wait could not finish in time
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+		case <-timer.C:
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		c, err = connectRouted(ctx, cfg)
+	}
+	remaining := t.Spend(time.Since(start))
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			err = &TimeoutError{Op: "connect", Budget: limit, Err: err}
+		}
+		return nil, remaining, err
+	}
+	return c, remaining, nil
+}
+
+// connectRouted opens a session and follows one routing hop (read-only
+// routing, Azure redirection).
+func connectRouted(ctx context.Context, cfg Config) (*Conn, error) {
 	c, err := connectOnce(ctx, cfg, "")
 	if err == nil && c.routeTo != "" {
 		from := net.JoinHostPort(cfg.Host, strconv.Itoa(c.port))
@@ -74,14 +108,16 @@ func ConnectWithin(ctx context.Context, cfg Config, t Timeout) (*Conn, Timeout, 
 			c, err = nil, fmt.Errorf("engine: server %s routed us again (to %s); only one routing hop is followed", route, again)
 		}
 	}
-	remaining := t.Spend(time.Since(start))
-	if err != nil {
-		if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-			err = &TimeoutError{Op: "connect", Budget: limit, Err: err}
-		}
-		return nil, remaining, err
-	}
-	return c, remaining, nil
+	return c, err
+}
+
+// retryConnect reports whether a failed connect attempt may be tried
+// again: the failure is transient (IsTransient: a refused or dropped
+// connection, a server error number that says to retry) and the connect's
+// own deadline or cancellation did not end it. A refused login (18456) is
+// not transient.
+func retryConnect(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && IsTransient(err)
 }
 
 // parseRoute splits a routing target "host\instance:port" (as built by
@@ -362,6 +398,7 @@ func (c *Conn) readLoginResponse() error {
 	c.stream = decode.NewStream(c.streamOptions())
 	_ = c.stream.SetSink(&c.discard) // no columns yet: cannot fail
 	var loginErr *ServerError
+	refused := false
 	acked := false
 	for {
 		n, ev, err := c.stream.Next(c.buf[c.r:c.wpos])
@@ -396,9 +433,13 @@ func (c *Conn) readLoginResponse() error {
 			if loginErr == nil {
 				loginErr = serverError(&s.Message)
 			}
+			refused = refused || s.Message.Number == loginFailed
 		case decode.EventDone:
 			if s.Done.Status&decode.DoneMore != 0 {
 				continue
+			}
+			if loginErr != nil && refused {
+				return fmt.Errorf("engine: login: %w", &refusedLogin{loginErr})
 			}
 			if loginErr != nil {
 				return fmt.Errorf("engine: login: %w", loginErr)
@@ -459,8 +500,8 @@ func (c *Conn) envChange(e *decode.EnvChange) error {
 	case decode.EnvDatabase:
 		c.database = e.NewValue
 	case decode.EnvPacketSize:
-		n, err := strconv.Atoi(e.NewValue)
-		if err != nil || n < minPacketSize || n > maxPacketSize {
+		n, ok := e.PacketSize()
+		if !ok {
 			return fmt.Errorf("engine: server set an invalid packet size %q", e.NewValue)
 		}
 		c.packetSize = n
@@ -490,6 +531,19 @@ func txnDescriptor(b []byte) uint64 {
 	}
 	return v
 }
+
+// loginFailed is SQL Server's "Login failed for user" error, with which
+// it ends every refused login (after 4060 for a database it cannot open).
+const loginFailed = 18456
+
+// refusedLogin is a login the server refused (it sent loginFailed): it is
+// never retried, not even when the first error (4060, cannot open the
+// database) is one that may pass. Unwrap gives the first error.
+type refusedLogin struct{ err *ServerError }
+
+func (e *refusedLogin) Error() string   { return e.err.Error() }
+func (e *refusedLogin) Unwrap() error   { return e.err }
+func (e *refusedLogin) Temporary() bool { return false }
 
 func serverError(m *decode.Message) *ServerError {
 	return &ServerError{Number: m.Number, State: m.State, Class: m.Class, Message: m.Text, Server: m.Server, Proc: m.Proc, Line: m.Line}

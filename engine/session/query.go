@@ -17,7 +17,7 @@ import (
 type Query struct {
 	SQL    string
 	Params []Param
-	// Timeout is the request's network-wait budget (DESIGN.md §5). There is
+	// Timeout is the request's network-wait budget (see Timeout). There is
 	// no hidden default: the zero value is NoTimeout, and a job passes its
 	// configured timeout explicitly.
 	Timeout Timeout
@@ -214,10 +214,6 @@ func (c *Conn) readResponse(q *Query, res *Result) error {
 		switch ev {
 		case decode.EventRow:
 			res.Rows++
-			if c.eagerDeadline && !c.w.b.none {
-				_ = c.transport.SetReadDeadline(c.w.b.deadline(c.w.clock()))
-				c.w.rArmed, c.w.rFresh = true, true
-			}
 			if c.w.interrupt.pending() {
 				return errInterrupted
 			}
@@ -321,7 +317,7 @@ func (c *Conn) buildRequest(q *Query) ([]byte, error) {
 		}
 		decl.WriteString(p.Name)
 		decl.WriteByte(' ')
-		decl.WriteString(sqlTypeName(&p.Type))
+		decl.WriteString(decode.TypeDecl(&p.Type, 0))
 		user = append(user, p)
 	}
 	params = append(params, decode.NVarCharParam("", q.SQL), decode.NVarCharParam("", decl.String()))
@@ -350,12 +346,12 @@ func rpcParam(p *Param, i int) (decode.RPCParam, error) {
 	if p.Type != nil {
 		ti = *p.Type
 		if tv, ok := p.Value.(time.Time); ok {
-			switch ti.Type {
-			case decode.TypeDateTimeOffset:
+			switch ti.Kind() {
+			case decode.KindDateTimeOffset:
 				v = decode.DateTimeOffsetFromTime(tv)
-			case decode.TypeDateN:
+			case decode.KindDate:
 				v = decode.Date(decode.DateTimeFromTime(tv).Days)
-			case decode.TypeTimeN:
+			case decode.KindTime:
 				v = decode.Time(decode.DateTimeFromTime(tv).Ticks)
 			default:
 				v = decode.DateTimeFromTime(tv)
@@ -384,31 +380,31 @@ func genericValue(v any) (any, decode.TypeInfo, error) {
 	case bool:
 		return x, decode.TypeInfo{Type: decode.TypeBitN, Size: 1}, nil
 	case int:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case int8:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case int16:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case int32:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case int64:
-		return x, intN(), nil
+		return x, paramBigInt, nil
 	case uint8:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case uint16:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case uint32:
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case uint:
 		if uint64(x) > math.MaxInt64 {
 			return nil, decode.TypeInfo{}, fmt.Errorf("value %d overflows bigint", x)
 		}
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case uint64:
 		if x > math.MaxInt64 {
 			return nil, decode.TypeInfo{}, fmt.Errorf("value %d overflows bigint", x)
 		}
-		return int64(x), intN(), nil
+		return int64(x), paramBigInt, nil
 	case float32:
 		return x, decode.TypeInfo{Type: decode.TypeFltN, Size: 4}, nil
 	case float64:
@@ -441,37 +437,5 @@ func genericValue(v any) (any, decode.TypeInfo, error) {
 	return nil, decode.TypeInfo{}, fmt.Errorf("unsupported parameter type %T", v)
 }
 
-func intN() decode.TypeInfo { return decode.TypeInfo{Type: decode.TypeIntN, Size: 8} }
-
-// sqlTypeName is the T-SQL declaration of a parameter type, for the
-// sp_executesql @params string.
-func sqlTypeName(ti *decode.TypeInfo) string { return decode.TypeDecl(ti, 0) }
-
-// discardSink skips every column: drains and login responses use it.
-type discardSink struct{}
-
-func (discardSink) Columns(_ []decode.Column, modes []decode.Mode) error {
-	for i := range modes {
-		modes[i] = decode.ModeSkip
-	}
-	return nil
-}
-func (discardSink) Null(int)                                  {}
-func (discardSink) Bool(int, bool)                            {}
-func (discardSink) Int(int, int64)                            {}
-func (discardSink) Float32(int, float32)                      {}
-func (discardSink) Float64(int, float64)                      {}
-func (discardSink) Decimal(int, decode.Decimal)               {}
-func (discardSink) Money(int, int64)                          {}
-func (discardSink) Date(int, int32)                           {}
-func (discardSink) Time(int, int64)                           {}
-func (discardSink) DateTime(int, decode.DateTime)             {}
-func (discardSink) DateTimeOffset(int, decode.DateTimeOffset) {}
-func (discardSink) GUID(int, decode.GUID)                     {}
-func (discardSink) Variant(int, *decode.TypeInfo)             {}
-func (discardSink) BeginValue(int, int64)                     {}
-func (discardSink) Reserve(int, int) []byte                   { return nil }
-func (discardSink) Commit(int, int)                           {}
-func (discardSink) Write(int, []byte)                         {}
-func (discardSink) EndValue(int)                              {}
-func (discardSink) EndRow() error                             { return nil }
+// paramBigInt is the type of every Go integer parameter: bigint, nullable.
+var paramBigInt = decode.KindBigInt.Decl().TypeInfo(true, decode.Collation{})

@@ -137,13 +137,12 @@ func TestReadLoopZeroAllocsPerRow(t *testing.T) {
 }
 
 type checksumSinkT struct {
-	discardSink
+	decode.Nop
 	sum uint64
 }
 
-func (s *checksumSinkT) Columns(_ []decode.Column, _ []decode.Mode) error { return nil }
-func (s *checksumSinkT) Int(col int, v int64)                             { s.sum += uint64(v) }
-func (s *checksumSinkT) Write(col int, p []byte)                          { s.sum += uint64(len(p)) }
+func (s *checksumSinkT) Int(col int, v int64)    { s.sum += uint64(v) }
+func (s *checksumSinkT) Write(col int, p []byte) { s.sum += uint64(len(p)) }
 
 // TestCancelFlagBetweenRows: a cancellation seen between buffered rows stops
 // the loop without any network read.
@@ -160,7 +159,7 @@ func TestCancelFlagBetweenRows(t *testing.T) {
 }
 
 type countSink struct {
-	discardSink
+	decode.Discard
 	n, after int
 	fire     func()
 }

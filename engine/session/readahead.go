@@ -20,7 +20,7 @@ import (
 // handoffs (a futex wake each on this VM) made the in-memory poc48 leg 70%
 // slower; with 256 KiB chunks it is within a few percent.
 //
-// The lazy deadline (DESIGN.md §5) moves with the wait: the request
+// The lazy deadline (docs/ARCHITECTURE.md) moves with the wait: the request
 // goroutine waits only when no chunk is ready, and only that wait is
 // charged to the budget and bounded by the read deadline; a chunk already
 // read ahead is served without a clock read or a timer, just as buffered

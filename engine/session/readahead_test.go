@@ -217,7 +217,7 @@ func TestReadAheadTLSChunks(t *testing.T) {
 	_, cfg := startServer(t, nil)
 	c := mustConnect(t, cfg)
 	if !c.Info().Encrypted {
-		t.Skip("the test server did not encrypt")
+		t.Fatal("the test server, configured to encrypt, did not")
 	}
 	if got, want := cap(c.ra.full)*tlsRecordPlaintext, defaultReadAheadChunks*readAheadChunk; got != want {
 		t.Fatalf("TLS ring holds %d bytes, want %d", got, want)

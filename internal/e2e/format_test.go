@@ -14,7 +14,7 @@ import (
 )
 
 // This file formats go-mssqldb's values by the CSV rules documented in
-// sinks/csv (doc.go) and DESIGN.md §7, written here independently of the
+// sinks/csv (doc.go), written here independently of the
 // decode.Append*Text functions the sink uses:
 //
 //	bit               true / false (bool_format 1_0: 1 / 0)
@@ -78,58 +78,44 @@ const (
 // kindOf classifies a column by its declared (sampledb) type. scale is the
 // number of fraction digits (decimal scale, time digits).
 func kindOf(ti *decode.TypeInfo) (k kind, scale int) {
-	switch ti.Type {
-	case decode.TypeBit, decode.TypeBitN:
-		return kBool, 0
-	case decode.TypeInt1, decode.TypeInt2, decode.TypeInt4, decode.TypeInt8, decode.TypeIntN:
-		return kInt, 0
-	case decode.TypeFlt4:
+	switch dk := ti.Kind(); dk {
+	case decode.KindHierarchyID:
+		return kText, 0 // ToString()
+	case decode.KindReal:
 		return kReal, 0
-	case decode.TypeFlt8:
+	case decode.KindFloat:
 		return kFloat, 0
-	case decode.TypeFltN:
-		if ti.Size == 4 {
-			return kReal, 0
-		}
-		return kFloat, 0
-	case decode.TypeDecimalN, decode.TypeNumericN, decode.TypeDecimalLegacy, decode.TypeNumericLegacy:
-		return kDecimal, int(ti.Scale)
-	case decode.TypeMoney, decode.TypeMoney4, decode.TypeMoneyN:
-		return kMoney, 4
-	case decode.TypeDateN:
-		return kDate, 0
-	case decode.TypeTimeN:
-		return kTime, int(ti.Scale)
-	case decode.TypeDateTime:
-		return kDateTime, 3
-	case decode.TypeDateTim4:
-		return kDateTime, 0
-	case decode.TypeDateTimeN:
-		if ti.Size == 4 {
-			return kDateTime, 0
-		}
-		return kDateTime, 3
-	case decode.TypeDateTime2N:
-		return kDateTime, int(ti.Scale)
-	case decode.TypeDateTimeOffset:
-		return kDTO, int(ti.Scale)
-	case decode.TypeGUID:
-		return kGUID, 0
-	case decode.TypeBigVarBinary, decode.TypeBigBinary, decode.TypeBinary, decode.TypeVarBinary, decode.TypeImage:
-		return kBinary, 0
-	case decode.TypeUDT:
-		if strings.EqualFold(ti.UDTName, "hierarchyid") {
-			return kText, 0 // ToString()
-		}
-		return kBinary, 0 // STAsBinary()
-	case decode.TypeVector:
-		return kVector, 0
-	case decode.TypeJSON:
+	case decode.KindJSON:
 		return kJSON, 0
-	case decode.TypeXML:
+	case decode.KindXML:
 		return kXML, 0
-	case decode.TypeVariant:
-		return kVariant, 0
+	default:
+		switch dk.Class() {
+		case decode.ClassBool:
+			return kBool, 0
+		case decode.ClassInteger:
+			return kInt, 0
+		case decode.ClassDecimal:
+			return kDecimal, int(ti.Scale)
+		case decode.ClassMoney:
+			return kMoney, 4
+		case decode.ClassDate:
+			return kDate, 0
+		case decode.ClassTime:
+			return kTime, int(ti.Scale)
+		case decode.ClassDateTime:
+			return kDateTime, int(ti.DateTimeScale())
+		case decode.ClassDateTimeOffset:
+			return kDTO, int(ti.Scale)
+		case decode.ClassGUID:
+			return kGUID, 0
+		case decode.ClassBinary:
+			return kBinary, 0 // spatial types: STAsBinary()
+		case decode.ClassVector:
+			return kVector, 0
+		case decode.ClassVariant:
+			return kVariant, 0
+		}
 	}
 	return kText, 0
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
 
-// pgType is the PostgreSQL type DESIGN.md §7 maps a column to. Types with
+// pgType is the PostgreSQL type a column maps to by default. Types with
 // 7 fraction digits go to the 6-digit types (PostgreSQL rounds the 7th
 // digit on input: the aggregates below reproduce that rounding).
 func pgType(ti *decode.TypeInfo) string {
@@ -31,21 +31,10 @@ func pgType(ti *decode.TypeInfo) string {
 	case kBool:
 		return "boolean"
 	case kInt:
-		size := ti.Size
-		switch ti.Type {
-		case decode.TypeInt1:
-			size = 1
-		case decode.TypeInt2:
-			size = 2
-		case decode.TypeInt4:
-			size = 4
-		case decode.TypeInt8:
-			size = 8
-		}
-		switch size {
-		case 1, 2:
+		switch ti.Kind() {
+		case decode.KindTinyInt, decode.KindSmallInt:
 			return "smallint"
-		case 4:
+		case decode.KindInt:
 			return "integer"
 		}
 		return "bigint"
@@ -56,7 +45,7 @@ func pgType(ti *decode.TypeInfo) string {
 	case kDecimal:
 		return fmt.Sprintf("numeric(%d,%d)", ti.Precision, ti.Scale)
 	case kMoney:
-		if ti.Type == decode.TypeMoney4 || (ti.Type == decode.TypeMoneyN && ti.Size == 4) {
+		if ti.Kind() == decode.KindSmallMoney {
 			return "numeric(10,4)"
 		}
 		return "numeric(19,4)"
@@ -81,15 +70,9 @@ func pgType(ti *decode.TypeInfo) string {
 	case kVariant:
 		return "text"
 	}
-	switch ti.Type {
-	case decode.TypeBigVarChar, decode.TypeBigChar, decode.TypeVarChar, decode.TypeChar:
-		if ti.Size != 0xFFFF {
-			return fmt.Sprintf("varchar(%d)", ti.Size) // bytes >= characters
-		}
-	case decode.TypeNVarChar, decode.TypeNChar:
-		if ti.Size != 0xFFFF {
-			return fmt.Sprintf("varchar(%d)", ti.Size/2) // UTF-16 units >= characters
-		}
+	// bytes, or UTF-16 units, are at least as many as characters
+	if d := decode.DeclOf(ti, 0); d.Kind.HasLength() && !d.Max {
+		return fmt.Sprintf("varchar(%d)", max(d.Length, 1))
 	}
 	return "text"
 }
@@ -467,7 +450,7 @@ func escapeJSON(sb *strings.Builder, s string) {
 }
 
 // TestCSVLoadsIntoPostgres: the postgres-dialect CSV of every sample table
-// loads into PostgreSQL 15 with COPY ... CSV into the types of DESIGN.md §7
+// loads into PostgreSQL 15 with COPY ... CSV into the default mapping's types
 // with identical values: row counts and per-column aggregates (count; sum,
 // min and max of numbers and of date/times as epoch microseconds; md5 of
 // the ordered text of text, uuid, bytea, xml, jsonb; md5 of the IEEE bits

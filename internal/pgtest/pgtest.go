@@ -1,5 +1,5 @@
 // Package pgtest starts a throwaway PostgreSQL server for integration tests
-// (CONVENTIONS.md 15: the real thing, started by the test setup).
+// against the real thing, started by the test setup (no mock of PostgreSQL).
 //
 // Start runs initdb into a fresh temporary directory, starts postgres on
 // 127.0.0.1 with a free port (trust authentication, fsync off: the data is

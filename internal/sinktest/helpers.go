@@ -4,11 +4,11 @@ import (
 	"errors"
 	"os"
 	"sort"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/internal/cputime"
 )
 
 // Feed decodes p, whole tokens, through st into its sink.
@@ -28,13 +28,7 @@ func Feed(t testing.TB, st *decode.Stream, p []byte) {
 
 // CPUTime is the process's user+system CPU time: on a shared machine it is
 // a steadier measure than wall time, and it counts the encoder goroutines.
-func CPUTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func CPUTime() time.Duration { return cputime.Process() }
 
 // ReportRate reports rows/s and, measured from cpu0 (a CPUTime),
 // cpu-ns/row.

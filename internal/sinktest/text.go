@@ -6,11 +6,13 @@ import (
 	"github.com/tdsextract/tdsextract/decode"
 )
 
-// ScalarText is the text both file sinks write for a non-NULL scalar value
-// v of type ti as the sample database holds it (bool, integers, floats,
-// decimal, money, dates and times, GUID): decode's text forms, date/time
-// scales as SQL Server shows them. ok is false for any other value
-// (NULL, text, bytes, vectors, sql_variant), whose text is each sink's own.
+// ScalarText is decode's text form of a non-NULL scalar value v of type ti
+// as the sample database holds it (bool, integers, floats, decimal, money,
+// dates and times, GUID), with date/time scales as SQL Server shows them.
+// ok is false for any other value (NULL, text, bytes, vectors,
+// sql_variant). Expectations built with it share the formatting code of
+// the sinks that call decode's Append*Text: check a sink's own output
+// against golden files or an independent reader instead.
 func ScalarText(ti *decode.TypeInfo, v any) (s string, ok bool) {
 	switch x := v.(type) {
 	case bool:

@@ -1,4 +1,5 @@
-// Package csv is the CSV sink of tdsextract (issue 5, DESIGN.md §3 and §7).
+// Package csv is the CSV sink of tdsextract (the cell-sink contract it
+// implements: docs/ARCHITECTURE.md).
 //
 // Values are formatted by the decode.Append*Text helpers straight into the
 // sink's own line buffer: variable-length values are written there by the
@@ -16,7 +17,7 @@
 //     default, so they stay distinguishable (PostgreSQL's COPY CSV reads
 //     them the same way). With a non-empty null token (e.g. "\N") NULL is
 //     that token unquoted and a value equal to it is quoted.
-//   - Per-type text as DESIGN.md §7: exact decimals, money with 4 decimals,
+//   - Per-type text, every value exact: exact decimals, money with 4 decimals,
 //     datetime2/time with their scale's digits, datetime with 3 and
 //     smalldatetime with none (as SQL Server shows them), datetimeoffset as
 //     local time with its original offset, GUIDs canonical lower-case,

@@ -22,40 +22,38 @@ func (c *Config) Mapping(cols []decode.Column) []sinks.ColumnMapping {
 }
 
 func (c *Config) target(ti *decode.TypeInfo) string {
-	switch ti.Type {
-	case decode.TypeBit, decode.TypeBitN:
+	switch ti.Kind().Class() {
+	case decode.ClassBool:
 		if c.BoolFormat == "1_0" {
 			return "bool as 1/0"
 		}
 		return "bool as true/false"
-	case decode.TypeInt1, decode.TypeInt2, decode.TypeInt4, decode.TypeInt8, decode.TypeIntN:
+	case decode.ClassInteger:
 		return "integer text"
-	case decode.TypeFlt4, decode.TypeFlt8, decode.TypeFltN:
+	case decode.ClassFloat:
 		return "float text (shortest round-trip)"
-	case decode.TypeDecimalN, decode.TypeNumericN, decode.TypeDecimalLegacy, decode.TypeNumericLegacy:
+	case decode.ClassDecimal:
 		return fmt.Sprintf("exact decimal text (%d,%d)", ti.Precision, ti.Scale)
-	case decode.TypeMoney, decode.TypeMoney4, decode.TypeMoneyN:
+	case decode.ClassMoney:
 		return "exact decimal text, 4 decimals"
-	case decode.TypeDateN:
+	case decode.ClassDate:
 		return "date YYYY-MM-DD"
-	case decode.TypeTimeN:
+	case decode.ClassTime:
 		return fmt.Sprintf("time hh:mm:ss with %d fractional digits", ti.Scale)
-	case decode.TypeDateTime, decode.TypeDateTim4, decode.TypeDateTimeN, decode.TypeDateTime2N:
+	case decode.ClassDateTime:
 		return fmt.Sprintf("timestamp YYYY-MM-DD hh:mm:ss with %d fractional digits", ti.DateTimeScale())
-	case decode.TypeDateTimeOffset:
+	case decode.ClassDateTimeOffset:
 		return fmt.Sprintf("timestamp with %d fractional digits and its original offset", ti.Scale)
-	case decode.TypeGUID:
+	case decode.ClassGUID:
 		return "uuid, canonical lower-case"
-	case decode.TypeVector:
+	case decode.ClassVector:
 		if c.Dialect == "postgres" {
 			return "float array literal {..}"
 		}
 		return "JSON array of floats"
-	case decode.TypeVariant:
+	case decode.ClassVariant:
 		return "text of the base value"
-	}
-	switch valueKind(ti) {
-	case vBinary:
+	case decode.ClassBinary:
 		switch c.BinaryFormat {
 		case "hex_prefixed":
 			return `bytes as \x hex`

@@ -45,7 +45,7 @@ var (
 // streamThreshold is the size above which a text or binary value is no
 // longer held whole in the line buffer: it is quoted unconditionally and
 // streamed to the file part by part, so a multi-GB nvarchar(max) needs no
-// more memory than one part (DESIGN.md §3, streaming large values).
+// more memory than one part.
 const streamThreshold = 1 << 20
 
 // value kinds of variable-length values.
@@ -108,7 +108,14 @@ type colFmt struct {
 }
 
 func newColFmt(ti *decode.TypeInfo) colFmt {
-	return colFmt{kind: valueKind(ti), scale: ti.DateTimeScale()}
+	f := colFmt{kind: vText, scale: ti.DateTimeScale()}
+	switch ti.Kind().Class() {
+	case decode.ClassBinary:
+		f.kind = vBinary
+	case decode.ClassVector:
+		f.kind = vVector
+	}
+	return f
 }
 
 // New returns a CSV sink for c, whose zero fields take their defaults
@@ -424,16 +431,6 @@ func (s *Sink) Variant(col int, ti *decode.TypeInfo) {
 	s.field(col)
 	s.vfmt = newColFmt(ti)
 	s.variant = true
-}
-
-func valueKind(ti *decode.TypeInfo) uint8 {
-	switch {
-	case ti.IsBinary():
-		return vBinary
-	case ti.Type == decode.TypeVector:
-		return vVector
-	}
-	return vText
 }
 
 // BeginValue starts a variable-length value.

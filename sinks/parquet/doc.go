@@ -1,5 +1,6 @@
 // Package parquet is the Parquet sink of tdsextract, built on
-// github.com/parquet-go/parquet-go.
+// github.com/parquet-go/parquet-go (the cell-sink contract and the type
+// mapping: docs/ARCHITECTURE.md).
 //
 // Data path: each cell call writes the value once into a typed batch the
 // sink owns (a uint64 per fixed-width value, a byte arena plus end offsets

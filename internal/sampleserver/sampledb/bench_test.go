@@ -1,20 +1,15 @@
 package sampledb
 
 import (
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tdsextract/tdsextract/internal/cputime"
 )
 
 // cpuTime is the process's user+system CPU time: on a shared machine it is
 // a steadier measure than wall time (the benchmark runs one goroutine).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return cputime.Process() }
 
 // BenchmarkAppendRows measures the pre-encoded path per shape, 1024 rows
 // per AppendRows call into a reused buffer. Reports rows/s and MB/s of wire

@@ -8,68 +8,72 @@ import (
 
 // sysType is a row of sys.types.
 type sysType struct {
-	name         string
+	decl         decode.Decl // the type, or the base type of an alias type
+	alias        string      // the name of an alias type (sysname), else ""
 	systemTypeID int64
 	userTypeID   int64
 	maxLength    int64
 	precision    int64
 	scale        int64
-	collatable   bool
-	assembly     bool
+}
+
+func (t *sysType) name() string {
+	if t.alias != "" {
+		return t.alias
+	}
+	return t.decl.Name()
 }
 
 // sysTypes are the built-in types as SQL Server 2025 lists them in
 // sys.types (json 244 and vector 255 as in SQL Server 2025; [unverified
 // against a real 2025 instance]).
 var sysTypes = []sysType{
-	{"image", 34, 34, 16, 0, 0, false, false},
-	{"text", 35, 35, 16, 0, 0, true, false},
-	{"uniqueidentifier", 36, 36, 16, 0, 0, false, false},
-	{"date", 40, 40, 3, 10, 0, false, false},
-	{"time", 41, 41, 5, 16, 7, false, false},
-	{"datetime2", 42, 42, 8, 27, 7, false, false},
-	{"datetimeoffset", 43, 43, 10, 34, 7, false, false},
-	{"tinyint", 48, 48, 1, 3, 0, false, false},
-	{"smallint", 52, 52, 2, 5, 0, false, false},
-	{"int", 56, 56, 4, 10, 0, false, false},
-	{"smalldatetime", 58, 58, 4, 16, 0, false, false},
-	{"real", 59, 59, 4, 24, 0, false, false},
-	{"money", 60, 60, 8, 19, 4, false, false},
-	{"datetime", 61, 61, 8, 23, 3, false, false},
-	{"float", 62, 62, 8, 53, 0, false, false},
-	{"sql_variant", 98, 98, 8016, 0, 0, false, false},
-	{"ntext", 99, 99, 16, 0, 0, true, false},
-	{"bit", 104, 104, 1, 1, 0, false, false},
-	{"decimal", 106, 106, 17, 38, 38, false, false},
-	{"numeric", 108, 108, 17, 38, 38, false, false},
-	{"smallmoney", 122, 122, 4, 10, 4, false, false},
-	{"bigint", 127, 127, 8, 19, 0, false, false},
-	{"hierarchyid", 240, 128, 892, 0, 0, false, true},
-	{"geometry", 240, 129, -1, 0, 0, false, true},
-	{"geography", 240, 130, -1, 0, 0, false, true},
-	{"varbinary", 165, 165, 8000, 0, 0, false, false},
-	{"varchar", 167, 167, 8000, 0, 0, true, false},
-	{"binary", 173, 173, 8000, 0, 0, false, false},
-	{"char", 175, 175, 8000, 0, 0, true, false},
-	{"timestamp", 189, 189, 8, 0, 0, false, false},
-	{"nvarchar", 231, 231, 8000, 0, 0, true, false},
-	{"nchar", 239, 239, 8000, 0, 0, true, false},
-	{"xml", 241, 241, -1, 0, 0, false, false},
-	{"json", 244, 244, -1, 0, 0, false, false},
-	{"vector", 255, 255, 8000, 0, 0, false, false},
-	{"sysname", 231, 256, 256, 0, 0, true, false},
+	{decl: decode.KindImage.Decl(), systemTypeID: 34, userTypeID: 34, maxLength: 16},
+	{decl: decode.KindText.Decl(), systemTypeID: 35, userTypeID: 35, maxLength: 16},
+	{decl: decode.KindUniqueIdentifier.Decl(), systemTypeID: 36, userTypeID: 36, maxLength: 16},
+	{decl: decode.KindDate.Decl(), systemTypeID: 40, userTypeID: 40, maxLength: 3, precision: 10},
+	{decl: decode.KindTime.Decl(), systemTypeID: 41, userTypeID: 41, maxLength: 5, precision: 16, scale: 7},
+	{decl: decode.KindDateTime2.Decl(), systemTypeID: 42, userTypeID: 42, maxLength: 8, precision: 27, scale: 7},
+	{decl: decode.KindDateTimeOffset.Decl(), systemTypeID: 43, userTypeID: 43, maxLength: 10, precision: 34, scale: 7},
+	{decl: decode.KindTinyInt.Decl(), systemTypeID: 48, userTypeID: 48, maxLength: 1, precision: 3},
+	{decl: decode.KindSmallInt.Decl(), systemTypeID: 52, userTypeID: 52, maxLength: 2, precision: 5},
+	{decl: decode.KindInt.Decl(), systemTypeID: 56, userTypeID: 56, maxLength: 4, precision: 10},
+	{decl: decode.KindSmallDateTime.Decl(), systemTypeID: 58, userTypeID: 58, maxLength: 4, precision: 16},
+	{decl: decode.KindReal.Decl(), systemTypeID: 59, userTypeID: 59, maxLength: 4, precision: 24},
+	{decl: decode.KindMoney.Decl(), systemTypeID: 60, userTypeID: 60, maxLength: 8, precision: 19, scale: 4},
+	{decl: decode.KindDateTime.Decl(), systemTypeID: 61, userTypeID: 61, maxLength: 8, precision: 23, scale: 3},
+	{decl: decode.KindFloat.Decl(), systemTypeID: 62, userTypeID: 62, maxLength: 8, precision: 53},
+	{decl: decode.KindVariant.Decl(), systemTypeID: 98, userTypeID: 98, maxLength: 8016},
+	{decl: decode.KindNText.Decl(), systemTypeID: 99, userTypeID: 99, maxLength: 16},
+	{decl: decode.KindBit.Decl(), systemTypeID: 104, userTypeID: 104, maxLength: 1, precision: 1},
+	{decl: decode.KindDecimal.Decl(), systemTypeID: 106, userTypeID: 106, maxLength: 17, precision: 38, scale: 38},
+	{decl: decode.Decl{Kind: decode.KindDecimal, Numeric: true}, systemTypeID: 108, userTypeID: 108, maxLength: 17, precision: 38, scale: 38},
+	{decl: decode.KindSmallMoney.Decl(), systemTypeID: 122, userTypeID: 122, maxLength: 4, precision: 10, scale: 4},
+	{decl: decode.KindBigInt.Decl(), systemTypeID: 127, userTypeID: 127, maxLength: 8, precision: 19},
+	{decl: decode.KindHierarchyID.Decl(), systemTypeID: 240, userTypeID: 128, maxLength: decode.MaxHierarchyIDLen},
+	{decl: decode.KindGeometry.Decl(), systemTypeID: 240, userTypeID: 129, maxLength: -1},
+	{decl: decode.KindGeography.Decl(), systemTypeID: 240, userTypeID: 130, maxLength: -1},
+	{decl: decode.KindVarBinary.Decl(), systemTypeID: 165, userTypeID: 165, maxLength: 8000},
+	{decl: decode.KindVarChar.Decl(), systemTypeID: 167, userTypeID: 167, maxLength: 8000},
+	{decl: decode.KindBinary.Decl(), systemTypeID: 173, userTypeID: 173, maxLength: 8000},
+	{decl: decode.KindChar.Decl(), systemTypeID: 175, userTypeID: 175, maxLength: 8000},
+	{decl: decode.KindRowVersion.Decl(), systemTypeID: 189, userTypeID: 189, maxLength: 8},
+	{decl: decode.KindNVarChar.Decl(), systemTypeID: 231, userTypeID: 231, maxLength: 8000},
+	{decl: decode.KindNChar.Decl(), systemTypeID: 239, userTypeID: 239, maxLength: 8000},
+	{decl: decode.KindXML.Decl(), systemTypeID: 241, userTypeID: 241, maxLength: -1},
+	{decl: decode.KindJSON.Decl(), systemTypeID: 244, userTypeID: 244, maxLength: -1},
+	{decl: decode.KindVector.Decl(), systemTypeID: 255, userTypeID: 255, maxLength: 8000},
+	{decl: decode.Decl{Kind: decode.KindNVarChar, Length: 128}, alias: "sysname", systemTypeID: 231, userTypeID: 256, maxLength: 256},
 }
 
-func sysTypeOf(base string) sysType {
-	if base == "rowversion" {
-		base = "timestamp"
-	}
+// sysTypeOf returns the sys.types row of a column's declared type.
+func sysTypeOf(d decode.Decl) sysType {
 	for _, t := range sysTypes {
-		if t.name == base {
+		if t.alias == "" && t.decl.Kind == d.Kind && t.decl.Numeric == d.Numeric {
 			return t
 		}
 	}
-	return sysType{name: base}
+	return sysType{decl: d}
 }
 
 // catDate is the create/modify date every catalog object reports.
@@ -247,10 +251,10 @@ func (db *DB) buildCatalog() {
 			if m.maxLen != 0 {
 				maxLen, octets = int64(m.maxLen), int64(m.octets)
 			}
-			switch m.baseType {
-			case "tinyint", "smallint", "int", "bigint", "decimal", "numeric", "money", "smallmoney":
+			switch m.decl.Kind.Class() {
+			case decode.ClassInteger, decode.ClassDecimal, decode.ClassMoney:
 				prec, radix, scale = int64(m.prec), int64(10), int64(m.scale)
-			case "real", "float":
+			case decode.ClassFloat:
 				prec, radix = int64(m.prec), int64(2)
 			}
 			if m.dtPrec >= 0 {
@@ -259,7 +263,7 @@ func (db *DB) buildCatalog() {
 			if ti := t.Columns[c].Type; ti.Collation != (decode.Collation{}) {
 				n, cs := CollationName(ti.Collation)
 				collName, csName = n, cs
-				if ti.Type == decode.TypeNVarChar || ti.Type == decode.TypeNChar || ti.Type == decode.TypeNText {
+				if ti.Kind().IsUnicode() {
 					csName = "UNICODE"
 				}
 			}
@@ -267,7 +271,7 @@ func (db *DB) buildCatalog() {
 			if m.nullable {
 				nullable = "YES"
 			}
-			rows = append(rows, []any{cat, t.Schema, t.Name, t.Columns[c].Name, int64(c + 1), def, nullable, m.baseType,
+			rows = append(rows, []any{cat, t.Schema, t.Name, t.Columns[c].Name, int64(c + 1), def, nullable, m.baseType(),
 				maxLen, octets, prec, radix, scale, dtPrec, nil, nil, csName, nil, nil, collName, nil, nil, nil})
 		}
 	}
@@ -392,9 +396,9 @@ func (db *DB) buildCatalog() {
 		if err != nil {
 			panic(err)
 		}
-		st := sysTypeOf(m.baseType)
+		st := sysTypeOf(m.decl)
 		val := func(v int64) any {
-			if m.baseType == "decimal" || m.baseType == "numeric" {
+			if m.decl.Kind == decode.KindDecimal {
 				d := dec(v)
 				d.Precision, d.Scale = ti.Precision, ti.Scale
 				return decode.Variant{Type: ti, Value: d}
@@ -453,7 +457,7 @@ func (db *DB) buildCatalog() {
 	}
 	colRow := func(t *Table, c int) []any {
 		m := t.meta[c]
-		st := sysTypeOf(m.baseType)
+		st := sysTypeOf(m.decl)
 		var coll any
 		if ti := t.Columns[c].Type; ti.Collation != (decode.Collation{}) {
 			coll, _ = CollationName(ti.Collation)
@@ -477,10 +481,8 @@ func (db *DB) buildCatalog() {
 			if t.Identity == "" || !strings.EqualFold(name, t.Identity) {
 				continue
 			}
-			vt := decode.TypeInfo{Type: decode.TypeInt4}
-			if t.meta[c].baseType == "bigint" {
-				vt.Type = decode.TypeInt8
-			}
+			// sql_variant holds its base value in the fixed-length form.
+			vt := decode.FixedForm(t.Columns[c].Type)
 			iv := func(v int64) any { return decode.Variant{Type: vt, Value: v} }
 			seed, incr, last, ok := t.IdentityValues()
 			var lastV any
@@ -500,11 +502,14 @@ func (db *DB) buildCatalog() {
 	rows = nil
 	for _, st := range sysTypes {
 		var coll any
-		if st.collatable {
+		if st.decl.Kind.HasCollation() {
 			coll = "SQL_Latin1_General_CP1_CI_AS"
 		}
-		rows = append(rows, []any{st.name, st.systemTypeID, st.userTypeID, int64(4), nil, st.maxLength, st.precision,
-			st.scale, coll, st.name != "timestamp" && st.name != "sysname", false, st.assembly, int64(0), int64(0), false})
+		k := st.decl.Kind
+		nullable := k != decode.KindRowVersion && st.alias != "sysname"
+		assembly := k == decode.KindGeography || k == decode.KindGeometry || k == decode.KindHierarchyID
+		rows = append(rows, []any{st.name(), st.systemTypeID, st.userTypeID, int64(4), nil, st.maxLength, st.precision,
+			st.scale, coll, nullable, false, assembly, int64(0), int64(0), false})
 	}
 	add(db.catTable("sys", "types", []catCol{{"name", "sysname"}, {"system_type_id", "tinyint"}, {"user_type_id", "int"},
 		{"schema_id", "int"}, {"principal_id", "int?"}, {"max_length", "smallint"}, {"precision", "tinyint"},

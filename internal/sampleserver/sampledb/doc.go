@@ -12,7 +12,7 @@
 //   - poc48: id + i02..i39 (int, INTN 4 on the wire, ~5% NULL) + s1..s9
 //     (varchar(6), SQL_Latin1_General_CP1_CI_AS, ~5% NULL). id is the
 //     primary key 1..n and never NULL; it keeps the nullable wire type so all
-//     39 int columns share the shape of docs/BENCHMARKS.md (COLMETADATA says
+//     39 int columns share one wire shape, the benchmark's (COLMETADATA says
 //     nullable, the catalog says NOT NULL).
 //   - odbc5: id int, big bigint, name varchar(50), label nvarchar(50) (with
 //     non-ASCII and supplementary characters), score float.

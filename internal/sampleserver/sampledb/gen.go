@@ -49,23 +49,25 @@ type poolKey struct {
 // encoded pools between columns.
 func buildGen(ti *decode.TypeInfo, v vfn, cache map[poolKey]*pool) gen {
 	g := gen{nullPM: v.nullPM}
-	switch ti.Type {
-	case decode.TypeIntN, decode.TypeInt1, decode.TypeInt2, decode.TypeInt4, decode.TypeInt8:
+	// The fixed-size kinds come in two wire forms: the N- form of a
+	// nullable column carries a length byte before each value (pre).
+	k := ti.Kind()
+	pre := decode.FixedForm(*ti).Type != ti.Type
+	switch {
+	case k.Class() == decode.ClassInteger:
 		f := v.i
-		size := int(ti.Size)
+		size := k.FixedSize()
 		g.val = func(i int64, h uint64) any { return f(i, h) }
-		if ti.Type == decode.TypeIntN {
+		if pre {
 			g.enc = func(dst []byte, i int64, h uint64) []byte { return appendIntN(dst, size, f(i, h)) }
 			if v.hashInt4 && size == 4 {
 				g.kind = kindInt4
 			}
 		} else {
-			size = map[byte]int{decode.TypeInt1: 1, decode.TypeInt2: 2, decode.TypeInt4: 4, decode.TypeInt8: 8}[ti.Type]
 			g.enc = func(dst []byte, i int64, h uint64) []byte { return appendFixedInt(dst, size, f(i, h)) }
 		}
-	case decode.TypeBitN, decode.TypeBit:
+	case k == decode.KindBit:
 		f := v.i
-		pre := ti.Type == decode.TypeBitN
 		g.val = func(i int64, h uint64) any { return f(i, h) != 0 }
 		g.enc = func(dst []byte, i int64, h uint64) []byte {
 			if pre {
@@ -76,31 +78,27 @@ func buildGen(ti *decode.TypeInfo, v vfn, cache map[poolKey]*pool) gen {
 			}
 			return append(dst, 0)
 		}
-	case decode.TypeFltN, decode.TypeFlt8, decode.TypeFlt4:
+	case k == decode.KindReal:
 		f := v.f
-		if ti.Size == 4 || ti.Type == decode.TypeFlt4 {
-			pre := ti.Type == decode.TypeFltN
-			g.val = func(i int64, h uint64) any { return float32(f(i, h)) }
-			g.enc = func(dst []byte, i int64, h uint64) []byte {
-				if pre {
-					dst = append(dst, 4)
-				}
-				return appendU32(dst, math.Float32bits(float32(f(i, h))))
+		g.val = func(i int64, h uint64) any { return float32(f(i, h)) }
+		g.enc = func(dst []byte, i int64, h uint64) []byte {
+			if pre {
+				dst = append(dst, 4)
 			}
-		} else {
-			pre := ti.Type == decode.TypeFltN
-			g.val = func(i int64, h uint64) any { return f(i, h) }
-			g.enc = func(dst []byte, i int64, h uint64) []byte {
-				if pre {
-					dst = append(dst, 8)
-				}
-				return appendU64(dst, math.Float64bits(f(i, h)))
-			}
+			return appendU32(dst, math.Float32bits(float32(f(i, h))))
 		}
-	case decode.TypeMoneyN, decode.TypeMoney, decode.TypeMoney4:
+	case k == decode.KindFloat:
+		f := v.f
+		g.val = func(i int64, h uint64) any { return f(i, h) }
+		g.enc = func(dst []byte, i int64, h uint64) []byte {
+			if pre {
+				dst = append(dst, 8)
+			}
+			return appendU64(dst, math.Float64bits(f(i, h)))
+		}
+	case k.Class() == decode.ClassMoney:
 		f := v.i
-		small := ti.Size == 4 || ti.Type == decode.TypeMoney4
-		pre := ti.Type == decode.TypeMoneyN
+		small := k == decode.KindSmallMoney
 		g.val = func(i int64, h uint64) any { return decode.Money(f(i, h)) }
 		g.enc = func(dst []byte, i int64, h uint64) []byte {
 			if small {
@@ -114,6 +112,16 @@ func buildGen(ti *decode.TypeInfo, v vfn, cache map[poolKey]*pool) gen {
 			}
 			return appendMoney8(dst, f(i, h))
 		}
+	default:
+		return buildWireGen(ti, v, cache, g)
+	}
+	return g
+}
+
+// buildWireGen is buildGen for the types whose encoding depends on the wire
+// form itself (length prefixes, padding, PLP framing).
+func buildWireGen(ti *decode.TypeInfo, v vfn, cache map[poolKey]*pool, g gen) gen {
+	switch ti.Type {
 	case decode.TypeDecimalN, decode.TypeNumericN:
 		f, p, s, size := v.d, ti.Precision, ti.Scale, int(ti.Size)
 		get := func(i int64, h uint64) decode.Decimal {

@@ -404,12 +404,12 @@ func makeTable(db *DB, schema, name string, defs []colDef) *Table {
 			flags |= decode.ColFlagNullable
 		}
 		col := decode.Column{Name: d.name, Flags: flags, Type: ti}
-		if m.baseType == "timestamp" {
-			col.UserType = 0x50
+		if m.decl.Kind == decode.KindRowVersion {
+			col.UserType = decode.UserTypeTimestamp
 			col.Flags = 0
 		}
-		switch ti.Type {
-		case decode.TypeText, decode.TypeNText, decode.TypeImage:
+		switch m.decl.Kind {
+		case decode.KindText, decode.KindNText, decode.KindImage:
 			col.TableName = []string{schema, name}
 		}
 		t.Columns = append(t.Columns, col)
@@ -458,7 +458,7 @@ func (t *Table) ColumnIndex(name string) int {
 
 // SQLType returns the declared SQL type of column col, e.g. "int",
 // "decimal(38,10)", "nvarchar(max)", "datetimeoffset(7)".
-func (t *Table) SQLType(col int) string { return t.meta[col].sqlType }
+func (t *Table) SQLType(col int) string { return t.meta[col].sqlType() }
 
 // Nullable reports whether column col is declared NULL, as the catalog
 // views say (a column's wire type can be a nullable one regardless).

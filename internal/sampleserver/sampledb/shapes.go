@@ -111,22 +111,7 @@ func mixedPool(seed uint64, n, maxRunes int) []string {
 		if h>>40&3 == 0 {
 			s = nonASCII[(h>>24)%uint64(len(nonASCII))]
 		}
-		// Cut at maxRunes UTF-16 code units (nvarchar(n) counts code units),
-		// never inside a surrogate pair.
-		var r []rune
-		units := 0
-		for _, c := range s {
-			u := 1
-			if c >= 0x10000 {
-				u = 2
-			}
-			if units+u > maxRunes {
-				break
-			}
-			r = append(r, c)
-			units += u
-		}
-		out[k] = string(r)
+		out[k] = decode.TruncateUTF16(s, maxRunes) // nvarchar(n) counts code units
 	}
 	return out
 }

@@ -69,8 +69,8 @@ func variantSamples() []decode.Variant {
 		if err != nil {
 			panic(err)
 		}
-		switch t.Type {
-		case decode.TypeBigVarChar, decode.TypeBigChar, decode.TypeNVarChar, decode.TypeNChar, decode.TypeBigVarBinary, decode.TypeBigBinary:
+		switch t.Kind() {
+		case decode.KindVarChar, decode.KindChar, decode.KindNVarChar, decode.KindNChar, decode.KindVarBinary, decode.KindBinary:
 		default:
 			// In a sql_variant only character and binary base types carry
 			// a maximum length in their properties (MS-TDS 2.2.5.5.4);

@@ -231,7 +231,7 @@ func (s *Session) execSelect(st *selectStmt, ps *paramSet) (Result, error) {
 				top = 0
 			}
 		default:
-			n, err := coerce(v, &decode.TypeInfo{Type: decode.TypeIntN, Size: 8}, st.Line)
+			n, err := coerce(v, &tiBigInt, st.Line)
 			if err != nil {
 				return Result{}, err
 			}
@@ -342,7 +342,7 @@ func (sc *scope) outItem(it selectItem) outItem {
 	flags := uint16(decode.ColFlagComputed)
 	if nullable {
 		flags |= decode.ColFlagNullable
-		t = nullableType(t)
+		t = decode.NullableForm(t)
 	}
 	name := ""
 	if it.HasAlias {
@@ -582,7 +582,7 @@ func (sc *scope) rowCountExpr(x expr, line int32) (int64, error) {
 	if v == nil {
 		return 0, nil
 	}
-	n, err := coerce(v, &decode.TypeInfo{Type: decode.TypeIntN, Size: 8}, line)
+	n, err := coerce(v, &tiBigInt, line)
 	if err != nil {
 		return 0, err
 	}
@@ -662,14 +662,18 @@ func (s *Session) newScanSource(sc *scope, t *sampledb.Table, items []outItem, r
 	return ss
 }
 
+// tiBigInt is the target of the integers a statement takes (TOP, SET
+// TEXTSIZE and the like).
+var tiBigInt = tiOf(decode.KindBigInt)
+
+// isLOB reports whether SET TEXTSIZE applies to values of t: text, ntext,
+// image and the (max) types.
 func isLOB(t *decode.TypeInfo) bool {
-	switch t.Type {
-	case decode.TypeText, decode.TypeNText, decode.TypeImage:
+	switch t.Kind() {
+	case decode.KindText, decode.KindNText, decode.KindImage:
 		return true
-	case decode.TypeBigVarChar, decode.TypeNVarChar, decode.TypeBigVarBinary:
-		return t.Size == decode.MaxVarLen
 	}
-	return false
+	return decode.DeclOf(t, 0).Max
 }
 
 // fastSource serves rows of bare columns through the table's pre-encoded
@@ -882,18 +886,7 @@ func truncateLOB(v any, t *decode.TypeInfo, n int) any {
 		}
 	case string:
 		if isUnicodeType(t) {
-			units := 0
-			for i, r := range x {
-				w := 2
-				if r >= 0x10000 {
-					w = 4
-				}
-				if units+w > n {
-					return x[:i]
-				}
-				units += w
-			}
-			return x
+			return decode.TruncateUTF16(x, n/2) // n bytes of UTF-16
 		}
 		count := 0
 		for i := range x {
@@ -1376,18 +1369,18 @@ func (a *aggAcc) result(f *funcExpr, sc *scope) (any, error) {
 	r := new(big.Rat).Set(a.sum)
 	if f.Name == "AVG" {
 		r.Quo(r, new(big.Rat).SetInt64(a.count))
-		if t.Type == decode.TypeIntN {
+		if t.Kind().Class() == decode.ClassInteger {
 			// Integer AVG truncates.
 			q := new(big.Int).Quo(r.Num(), r.Denom())
 			r.SetInt(q)
 		}
 	}
-	if t.Type == decode.TypeIntN {
+	if t.Kind().Class() == decode.ClassInteger {
 		if !r.IsInt() {
 			r.SetInt(new(big.Int).Quo(r.Num(), r.Denom()))
 		}
 		n := r.Num()
-		lo, hi := intRange(t.Size)
+		lo, hi := t.Kind().IntRange()
 		if !n.IsInt64() || n.Int64() < lo || n.Int64() > hi {
 			return nil, newError(8115, 16, 2, f.Line, "Arithmetic overflow error converting expression to data type %s.", sqlTypeName(&t))
 		}

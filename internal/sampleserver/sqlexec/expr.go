@@ -1,6 +1,7 @@
 package sqlexec
 
 import (
+	"errors"
 	"math"
 	"math/big"
 	"strconv"
@@ -270,18 +271,18 @@ func (sc *scope) typeOf(x expr) (decode.TypeInfo, bool) {
 	case *litExpr:
 		switch x.Kind {
 		case litNull:
-			return tiInt(4), true
+			return tiOf(decode.KindInt), true
 		case litInt:
 			v := x.V.(int64)
 			if v >= math.MinInt32 && v <= math.MaxInt32 {
-				return tiInt(4), false
+				return tiOf(decode.KindInt), false
 			}
-			return tiInt(8), false
+			return tiOf(decode.KindBigInt), false
 		case litDecimal:
 			d := x.V.(decode.Decimal)
 			return tiDecimal(d.Precision, d.Scale), false
 		case litFloat:
-			return tiFloat(), false
+			return tiOf(decode.KindFloat), false
 		case litString:
 			return tiVarChar(len(x.Text)), false
 		case litNString:
@@ -326,13 +327,13 @@ func (sc *scope) typeOf(x expr) (decode.TypeInfo, bool) {
 		return unifyTypes(ts), true
 	case *unaryExpr:
 		if x.Op == "NOT" {
-			return tiBit(), true
+			return tiOf(decode.KindBit), true
 		}
 		return sc.typeOf(x.E)
 	case *binExpr:
 		switch x.Op {
 		case "AND", "OR", "=", "<>", "<", "<=", ">", ">=":
-			return tiBit(), true
+			return tiOf(decode.KindBit), true
 		}
 		lt, ln := sc.typeOf(x.L)
 		rt, rn := sc.typeOf(x.R)
@@ -348,9 +349,9 @@ func (sc *scope) typeOf(x expr) (decode.TypeInfo, bool) {
 		}
 		return unifyTypes([]decode.TypeInfo{lt, rt}), ln || rn
 	case *isNullExpr, *inExpr, *betweenExpr, *likeExpr:
-		return tiBit(), false
+		return tiOf(decode.KindBit), false
 	}
-	return tiInt(4), true
+	return tiOf(decode.KindInt), true
 }
 
 func (sc *scope) leftJoined(src int) bool {
@@ -364,48 +365,43 @@ func isNullLit(x expr) bool {
 
 // typeRank orders types by SQL Server's data type precedence (higher wins).
 func typeRank(t *decode.TypeInfo) int {
-	switch t.Type {
-	case decode.TypeDateTimeOffset:
+	switch t.Kind() {
+	case decode.KindDateTimeOffset:
 		return 30
-	case decode.TypeDateTime2N:
+	case decode.KindDateTime2:
 		return 29
-	case decode.TypeDateTime, decode.TypeDateTimeN:
+	case decode.KindDateTime:
 		return 28
-	case decode.TypeDateTim4:
+	case decode.KindSmallDateTime:
 		return 27
-	case decode.TypeDateN:
+	case decode.KindDate:
 		return 26
-	case decode.TypeTimeN:
+	case decode.KindTime:
 		return 25
-	case decode.TypeFlt8, decode.TypeFltN:
-		if t.Size == 4 {
-			return 23
-		}
+	case decode.KindFloat:
 		return 24
-	case decode.TypeFlt4:
+	case decode.KindReal:
 		return 23
-	case decode.TypeDecimalN, decode.TypeNumericN:
+	case decode.KindDecimal:
 		return 22
-	case decode.TypeMoney, decode.TypeMoneyN, decode.TypeMoney4:
+	case decode.KindMoney, decode.KindSmallMoney:
 		return 21
-	case decode.TypeInt8:
+	case decode.KindBigInt:
 		return 20
-	case decode.TypeIntN:
-		return 16 + int(t.Size)/2
-	case decode.TypeInt4:
+	case decode.KindInt:
 		return 18
-	case decode.TypeInt2:
+	case decode.KindSmallInt:
 		return 17
-	case decode.TypeInt1:
+	case decode.KindTinyInt:
 		return 16
-	case decode.TypeBit, decode.TypeBitN:
+	case decode.KindBit:
 		return 15
-	case decode.TypeNVarChar, decode.TypeNChar, decode.TypeNText:
-		return 10
-	case decode.TypeBigVarChar, decode.TypeBigChar, decode.TypeText:
-		return 9
-	case decode.TypeGUID:
+	case decode.KindUniqueIdentifier:
 		return 12
+	case decode.KindNVarChar, decode.KindNChar, decode.KindNText:
+		return 10
+	case decode.KindVarChar, decode.KindChar, decode.KindText:
+		return 9
 	}
 	return 5
 }
@@ -413,7 +409,7 @@ func typeRank(t *decode.TypeInfo) int {
 // unifyTypes is the result type of CASE branches / arithmetic operands.
 func unifyTypes(ts []decode.TypeInfo) decode.TypeInfo {
 	if len(ts) == 0 {
-		return tiInt(4)
+		return tiOf(decode.KindInt)
 	}
 	best := ts[0]
 	allStr := true
@@ -439,7 +435,7 @@ func unifyTypes(ts []decode.TypeInfo) decode.TypeInfo {
 		if typeRank(t) > typeRank(&best) {
 			best = *t
 		}
-		if t.Type == decode.TypeDecimalN || t.Type == decode.TypeNumericN {
+		if t.Kind() == decode.KindDecimal {
 			if t.Scale > maxScale {
 				maxScale = t.Scale
 			}
@@ -454,8 +450,8 @@ func unifyTypes(ts []decode.TypeInfo) decode.TypeInfo {
 		}
 		return tiVarChar(maxLen)
 	}
-	switch best.Type {
-	case decode.TypeDecimalN, decode.TypeNumericN:
+	switch best.Kind() {
+	case decode.KindDecimal:
 		p := maxInt + int(maxScale)
 		if p < 19 {
 			p = 19 // room for integer operands
@@ -464,291 +460,93 @@ func unifyTypes(ts []decode.TypeInfo) decode.TypeInfo {
 			p = 38
 		}
 		return tiDecimal(uint8(p), maxScale)
-	case decode.TypeInt1, decode.TypeInt2, decode.TypeInt4:
-		return tiInt(4)
-	case decode.TypeInt8:
-		return tiInt(8)
-	case decode.TypeIntN:
-		if best.Size < 4 {
-			return tiInt(4)
-		}
-	case decode.TypeBit:
-		return tiBit()
-	case decode.TypeFlt8, decode.TypeFlt4:
-		return tiFloat()
-	case decode.TypeMoney, decode.TypeMoney4:
-		return decode.TypeInfo{Type: decode.TypeMoneyN, Size: 8}
-	case decode.TypeDateTime:
-		return decode.TypeInfo{Type: decode.TypeDateTimeN, Size: 8}
-	case decode.TypeDateTim4:
-		return decode.TypeInfo{Type: decode.TypeDateTimeN, Size: 4}
+	case decode.KindTinyInt, decode.KindSmallInt:
+		return tiOf(decode.KindInt)
 	}
-	return best
-}
-
-// nullableType returns the nullable wire form of a fixed-length type (a
-// computed column may be NULL).
-func nullableType(t decode.TypeInfo) decode.TypeInfo {
-	switch t.Type {
-	case decode.TypeInt1:
-		return tiInt(1)
-	case decode.TypeInt2:
-		return tiInt(2)
-	case decode.TypeInt4:
-		return tiInt(4)
-	case decode.TypeInt8:
-		return tiInt(8)
-	case decode.TypeBit:
-		return tiBit()
-	case decode.TypeFlt4:
-		return decode.TypeInfo{Type: decode.TypeFltN, Size: 4}
-	case decode.TypeFlt8:
-		return tiFloat()
-	case decode.TypeMoney:
-		return decode.TypeInfo{Type: decode.TypeMoneyN, Size: 8}
-	case decode.TypeMoney4:
-		return decode.TypeInfo{Type: decode.TypeMoneyN, Size: 4}
-	case decode.TypeDateTime:
-		return decode.TypeInfo{Type: decode.TypeDateTimeN, Size: 8}
-	case decode.TypeDateTim4:
-		return decode.TypeInfo{Type: decode.TypeDateTimeN, Size: 4}
-	}
-	return t
+	return decode.NullableForm(best)
 }
 
 func typeOfValue(v any) decode.TypeInfo {
 	switch x := v.(type) {
 	case int64:
 		if x >= math.MinInt32 && x <= math.MaxInt32 {
-			return tiInt(4)
+			return tiOf(decode.KindInt)
 		}
-		return tiInt(8)
+		return tiOf(decode.KindBigInt)
 	case bool:
-		return tiBit()
+		return tiOf(decode.KindBit)
 	case float64:
-		return tiFloat()
+		return tiOf(decode.KindFloat)
 	case float32:
-		return decode.TypeInfo{Type: decode.TypeFltN, Size: 4}
+		return tiOf(decode.KindReal)
 	case decode.Decimal:
 		return tiDecimal(max(x.Precision, 1), x.Scale)
 	case decode.Money:
-		return decode.TypeInfo{Type: decode.TypeMoneyN, Size: 8}
+		return tiOf(decode.KindMoney)
 	case decode.Date:
-		return decode.TypeInfo{Type: decode.TypeDateN}
+		return tiOf(decode.KindDate)
 	case decode.Time:
-		return decode.TypeInfo{Type: decode.TypeTimeN, Scale: 7}
+		return tiOf(decode.KindTime)
 	case decode.DateTime:
-		return decode.TypeInfo{Type: decode.TypeDateTime2N, Scale: 7}
+		return tiOf(decode.KindDateTime2)
 	case decode.DateTimeOffset:
-		return decode.TypeInfo{Type: decode.TypeDateTimeOffset, Scale: 7}
+		return tiOf(decode.KindDateTimeOffset)
 	case decode.GUID:
-		return decode.TypeInfo{Type: decode.TypeGUID, Size: 16}
+		return tiOf(decode.KindUniqueIdentifier)
 	case string:
 		return tiNVarChar(max(decode.UTF16Len(x), 1))
 	case []byte:
 		return tiVarBinary(max(len(x), 1))
 	case decode.Variant:
-		return decode.TypeInfo{Type: decode.TypeVariant, Size: 8009}
+		return tiOf(decode.KindVariant)
 	}
-	return tiInt(4)
+	return tiOf(decode.KindInt)
 }
 
-// tiFromSpec returns the TYPE_INFO of a CAST/CONVERT target type. Lengths
-// default to 30 as in CAST and CONVERT.
+// tiFromSpec returns the TYPE_INFO of a CAST/CONVERT target type, with
+// SQL Server's errors for a bad declaration. Lengths default to 30 as in
+// CAST and CONVERT.
 func tiFromSpec(ts typeSpec, line int32) (decode.TypeInfo, error) {
-	arg := func(i int, def int64) int64 {
-		if i < len(ts.Args) {
-			return ts.Args[i]
-		}
-		return def
+	d, ok := decode.LookupDecl(ts.Name)
+	if !ok || !castable(d.Kind) {
+		return decode.TypeInfo{}, newError(243, 16, 1, line, "Type %s is not a defined system type.", ts.Name)
 	}
-	bad := func() (decode.TypeInfo, error) {
-		return decode.TypeInfo{}, newError(2716, 16, 1, line, "Column, parameter, or variable #1: Cannot specify a column width on data type %s.", ts.Name)
+	args := make([]int, len(ts.Args))
+	for i, a := range ts.Args {
+		args[i] = int(max(min(a, 1<<30), -1<<30))
 	}
-	if ts.Max {
-		switch ts.Name {
-		case "varchar", "nvarchar", "varbinary":
-		default:
-			return bad()
-		}
-	}
-	switch ts.Name {
-	case "int", "integer":
-		return tiInt(4), nil
-	case "bigint":
-		return tiInt(8), nil
-	case "smallint":
-		return tiInt(2), nil
-	case "tinyint":
-		return tiInt(1), nil
-	case "bit":
-		return tiBit(), nil
-	case "float":
-		if arg(0, 53) <= 24 {
-			return decode.TypeInfo{Type: decode.TypeFltN, Size: 4}, nil
-		}
-		return tiFloat(), nil
-	case "real":
-		return decode.TypeInfo{Type: decode.TypeFltN, Size: 4}, nil
-	case "decimal", "numeric", "dec":
-		p, s := arg(0, 18), arg(1, 0)
-		if p < 1 || p > 38 {
-			return decode.TypeInfo{}, newError(1002, 16, 1, line, "Line %d: Specified column precision %d is greater than the maximum precision of 38.", line, p)
-		}
-		if s < 0 || s > p {
+	d, err := d.WithArgs(ts.Name, args, ts.Max)
+	var de *decode.DeclError
+	if errors.As(err, &de) {
+		switch de.Problem {
+		case decode.DeclNoArgs:
+			return decode.TypeInfo{}, newError(2716, 16, 1, line, "Column, parameter, or variable #1: Cannot specify a column width on data type %s.", ts.Name)
+		case decode.DeclPrecision, decode.DeclFraction:
+			return decode.TypeInfo{}, newError(1002, 16, 1, line, "Line %d: Specified column precision %d is greater than the maximum precision of %d.", line, de.Value, de.Limit)
+		case decode.DeclScale:
 			return decode.TypeInfo{}, newError(192, 16, 1, line, "The scale must be less than or equal to the precision.")
 		}
-		t := tiDecimal(uint8(p), uint8(s))
-		if ts.Name == "numeric" {
-			t.Type = decode.TypeNumericN
-		}
-		return t, nil
-	case "money":
-		return decode.TypeInfo{Type: decode.TypeMoneyN, Size: 8}, nil
-	case "smallmoney":
-		return decode.TypeInfo{Type: decode.TypeMoneyN, Size: 4}, nil
-	case "date":
-		return decode.TypeInfo{Type: decode.TypeDateN}, nil
-	case "datetime":
-		return decode.TypeInfo{Type: decode.TypeDateTimeN, Size: 8}, nil
-	case "smalldatetime":
-		return decode.TypeInfo{Type: decode.TypeDateTimeN, Size: 4}, nil
-	case "time", "datetime2", "datetimeoffset":
-		s := arg(0, 7)
-		if s < 0 || s > 7 {
-			return decode.TypeInfo{}, newError(1002, 16, 1, line, "Line %d: Specified column precision %d is greater than the maximum precision of 7.", line, s)
-		}
-		t := map[string]byte{"time": decode.TypeTimeN, "datetime2": decode.TypeDateTime2N, "datetimeoffset": decode.TypeDateTimeOffset}[ts.Name]
-		return decode.TypeInfo{Type: t, Scale: uint8(s)}, nil
-	case "char", "varchar", "nchar", "nvarchar", "binary", "varbinary":
-		n := arg(0, 30)
-		limit := int64(8000)
-		if ts.Name[0] == 'n' {
-			limit = 4000
-		}
-		if !ts.Max && (n < 1 || n > limit) {
-			return decode.TypeInfo{}, newError(131, 15, 3, line, "The size (%d) given to the type '%s' exceeds the maximum allowed for any data type (%d).", n, ts.Name, limit)
-		}
-		var t decode.TypeInfo
-		switch ts.Name {
-		case "char":
-			t = decode.TypeInfo{Type: decode.TypeBigChar, Size: uint32(n), Collation: defaultCollation}
-		case "varchar":
-			t = decode.TypeInfo{Type: decode.TypeBigVarChar, Size: uint32(n), Collation: defaultCollation}
-		case "nchar":
-			t = decode.TypeInfo{Type: decode.TypeNChar, Size: uint32(2 * n), Collation: defaultCollation}
-		case "nvarchar":
-			t = decode.TypeInfo{Type: decode.TypeNVarChar, Size: uint32(2 * n), Collation: defaultCollation}
-		case "binary":
-			t = decode.TypeInfo{Type: decode.TypeBigBinary, Size: uint32(n)}
-		default:
-			t = decode.TypeInfo{Type: decode.TypeBigVarBinary, Size: uint32(n)}
-		}
-		if ts.Max {
-			t.Size = decode.MaxVarLen
-		}
-		return t, nil
-	case "uniqueidentifier":
-		return decode.TypeInfo{Type: decode.TypeGUID, Size: 16}, nil
-	case "sql_variant":
-		return decode.TypeInfo{Type: decode.TypeVariant, Size: 8009}, nil
-	case "xml":
-		return decode.TypeInfo{Type: decode.TypeXML}, nil
-	case "sysname":
-		return tiNVarChar(128), nil
+		return decode.TypeInfo{}, newError(131, 15, 3, line, "The size (%d) given to the type '%s' exceeds the maximum allowed for any data type (%d).", de.Value, ts.Name, de.Limit)
 	}
-	return decode.TypeInfo{}, newError(243, 16, 1, line, "Type %s is not a defined system type.", ts.Name)
+	if d.Kind.HasLength() && d.Length == 0 && !d.Max {
+		d.Length = 30
+	}
+	return computed(d), nil
 }
 
-// sqlTypeName is the SQL name of a TYPE_INFO (for messages).
-func sqlTypeName(t *decode.TypeInfo) string {
-	switch t.Type {
-	case decode.TypeIntN:
-		switch t.Size {
-		case 1:
-			return "tinyint"
-		case 2:
-			return "smallint"
-		case 8:
-			return "bigint"
-		}
-		return "int"
-	case decode.TypeInt1:
-		return "tinyint"
-	case decode.TypeInt2:
-		return "smallint"
-	case decode.TypeInt4:
-		return "int"
-	case decode.TypeInt8:
-		return "bigint"
-	case decode.TypeBit, decode.TypeBitN:
-		return "bit"
-	case decode.TypeFlt4:
-		return "real"
-	case decode.TypeFlt8, decode.TypeFltN:
-		if t.Size == 4 {
-			return "real"
-		}
-		return "float"
-	case decode.TypeDecimalN:
-		return "decimal"
-	case decode.TypeNumericN:
-		return "numeric"
-	case decode.TypeMoney, decode.TypeMoneyN:
-		if t.Size == 4 {
-			return "smallmoney"
-		}
-		return "money"
-	case decode.TypeMoney4:
-		return "smallmoney"
-	case decode.TypeDateN:
-		return "date"
-	case decode.TypeTimeN:
-		return "time"
-	case decode.TypeDateTime2N:
-		return "datetime2"
-	case decode.TypeDateTimeOffset:
-		return "datetimeoffset"
-	case decode.TypeDateTime, decode.TypeDateTimeN:
-		if t.Size == 4 {
-			return "smalldatetime"
-		}
-		return "datetime"
-	case decode.TypeDateTim4:
-		return "smalldatetime"
-	case decode.TypeBigVarChar:
-		return "varchar"
-	case decode.TypeBigChar:
-		return "char"
-	case decode.TypeNVarChar:
-		return "nvarchar"
-	case decode.TypeNChar:
-		return "nchar"
-	case decode.TypeText:
-		return "text"
-	case decode.TypeNText:
-		return "ntext"
-	case decode.TypeImage:
-		return "image"
-	case decode.TypeBigVarBinary:
-		return "varbinary"
-	case decode.TypeBigBinary:
-		return "binary"
-	case decode.TypeGUID:
-		return "uniqueidentifier"
-	case decode.TypeVariant:
-		return "sql_variant"
-	case decode.TypeXML:
-		return "xml"
-	case decode.TypeUDT:
-		return t.UDTName
-	case decode.TypeJSON:
-		return "json"
-	case decode.TypeVector:
-		return "vector"
+// castable reports whether the engine converts values to kind k.
+func castable(k decode.Kind) bool {
+	switch k {
+	case decode.KindText, decode.KindNText, decode.KindImage, decode.KindRowVersion, decode.KindJSON,
+		decode.KindVector, decode.KindGeography, decode.KindGeometry, decode.KindHierarchyID, decode.KindUDT:
+		return false
 	}
-	return "unknown"
+	return true
 }
+
+// sqlTypeName is the T-SQL name of a TYPE_INFO, as SQL Server's messages
+// spell it.
+func sqlTypeName(t *decode.TypeInfo) string { return decode.DeclOf(t, 0).Name() }
 
 // Evaluation.
 
@@ -1435,13 +1233,12 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 	}
 	failed := func() error {
 		if _, ok := v.(string); ok {
-			switch target.Type {
-			case decode.TypeDateN, decode.TypeDateTime, decode.TypeDateTimeN, decode.TypeDateTime2N, decode.TypeDateTim4,
-				decode.TypeDateTimeOffset, decode.TypeTimeN:
+			switch target.Kind().Class() {
+			case decode.ClassDate, decode.ClassTime, decode.ClassDateTime, decode.ClassDateTimeOffset:
 				return newError(241, 16, 1, line, "Conversion failed when converting date and/or time from character string.")
-			case decode.TypeGUID:
+			case decode.ClassGUID:
 				return newError(8169, 16, 2, line, "Conversion failed when converting from a character string to uniqueidentifier.")
-			case decode.TypeDecimalN, decode.TypeNumericN, decode.TypeFltN, decode.TypeFlt8, decode.TypeFlt4:
+			case decode.ClassDecimal, decode.ClassFloat:
 				return newError(8114, 16, 5, line, "Error converting data type varchar to %s.", tname)
 			}
 			return newError(245, 16, 1, line, "Conversion failed when converting the varchar value '%s' to data type %s.", truncate(v.(string), 100), tname)
@@ -1449,14 +1246,15 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 		return newError(529, 16, 2, line, "Explicit conversion from data type %s to %s is not allowed.", sqlTypeNameOfValue(v), tname)
 	}
 	if vv, ok := v.(decode.Variant); ok {
-		if target.Type == decode.TypeVariant {
+		if target.Kind() == decode.KindVariant {
 			return vv, nil
 		}
 		return coerce(vv.Value, target, line)
 	}
+	kind := target.Kind()
 	if s, ok := v.(string); ok {
-		switch target.Type {
-		case decode.TypeIntN, decode.TypeInt1, decode.TypeInt2, decode.TypeInt4, decode.TypeInt8, decode.TypeBit, decode.TypeBitN:
+		switch kind.Class() {
+		case decode.ClassInteger, decode.ClassBool:
 			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 			if err != nil {
 				if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
@@ -1465,48 +1263,35 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 				return nil, failed()
 			}
 			v = n
-		case decode.TypeDecimalN, decode.TypeNumericN, decode.TypeMoneyN, decode.TypeMoney, decode.TypeMoney4,
-			decode.TypeFltN, decode.TypeFlt8, decode.TypeFlt4:
+		case decode.ClassDecimal, decode.ClassMoney, decode.ClassFloat:
 			n, ok := stringToNumber(s)
 			if !ok {
 				return nil, failed()
 			}
 			v = n
-		case decode.TypeDateN, decode.TypeDateTime, decode.TypeDateTimeN, decode.TypeDateTime2N, decode.TypeDateTim4,
-			decode.TypeDateTimeOffset, decode.TypeTimeN:
+		case decode.ClassDate, decode.ClassTime, decode.ClassDateTime, decode.ClassDateTimeOffset:
 			dto, ok := parseDateTimeText(s)
 			if !ok {
 				return nil, failed()
 			}
-			if target.Type == decode.TypeDateTimeOffset {
+			if kind == decode.KindDateTimeOffset {
 				return dto, nil
 			}
 			v = dto.Local()
-		case decode.TypeGUID:
+		case decode.ClassGUID:
 			g, err := decode.GUIDFromString(strings.TrimSpace(s))
 			if err != nil {
 				return nil, failed()
 			}
 			return g, nil
-		case decode.TypeBigVarBinary, decode.TypeBigBinary, decode.TypeImage, decode.TypeUDT:
+		case decode.ClassBinary:
 			v = []byte(s)
-		case decode.TypeVariant:
+		case decode.ClassVariant:
 			return decode.Variant{Type: tiNVarChar(max(decode.UTF16Len(s), 1)), Value: s}, nil
 		}
 	}
-	switch target.Type {
-	case decode.TypeIntN, decode.TypeInt1, decode.TypeInt2, decode.TypeInt4, decode.TypeInt8:
-		size := target.Size
-		switch target.Type {
-		case decode.TypeInt1:
-			size = 1
-		case decode.TypeInt2:
-			size = 2
-		case decode.TypeInt4:
-			size = 4
-		case decode.TypeInt8:
-			size = 8
-		}
+	switch kind.Class() {
+	case decode.ClassInteger:
 		var n int64
 		switch x := v.(type) {
 		case int64:
@@ -1530,12 +1315,12 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 		default:
 			return nil, failed()
 		}
-		lo, hi := intRange(size)
+		lo, hi := kind.IntRange()
 		if n < lo || n > hi {
 			return nil, overflow()
 		}
 		return n, nil
-	case decode.TypeBit, decode.TypeBitN:
+	case decode.ClassBool:
 		switch x := v.(type) {
 		case bool:
 			return x, nil
@@ -1554,16 +1339,16 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 			return f != 0, nil
 		}
 		return nil, failed()
-	case decode.TypeFltN, decode.TypeFlt8, decode.TypeFlt4:
+	case decode.ClassFloat:
 		f, ok := asFloat(v)
 		if !ok {
 			return nil, failed()
 		}
-		if target.Size == 4 || target.Type == decode.TypeFlt4 {
+		if kind == decode.KindReal {
 			return float32(f), nil
 		}
 		return f, nil
-	case decode.TypeDecimalN, decode.TypeNumericN:
+	case decode.ClassDecimal:
 		if x, ok := v.(decode.Decimal); ok && x.Scale == target.Scale {
 			if x.Precision == target.Precision {
 				return x, nil
@@ -1582,7 +1367,7 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 			return nil, overflow()
 		}
 		return d, nil
-	case decode.TypeMoneyN, decode.TypeMoney, decode.TypeMoney4:
+	case decode.ClassMoney:
 		r, ok := asRat(v)
 		if !ok {
 			return nil, failed()
@@ -1595,11 +1380,11 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 		if d.Neg {
 			m = -m
 		}
-		if (target.Size == 4 || target.Type == decode.TypeMoney4) && (m < math.MinInt32 || m > math.MaxInt32) {
+		if kind == decode.KindSmallMoney && (m < math.MinInt32 || m > math.MaxInt32) {
 			return nil, overflow()
 		}
 		return decode.Money(m), nil
-	case decode.TypeDateN:
+	case decode.ClassDate:
 		dt, ok := asDateTime(v)
 		if !ok {
 			return nil, failed()
@@ -1608,7 +1393,7 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 			dt = x.Local()
 		}
 		return decode.Date(dt.Days), nil
-	case decode.TypeTimeN:
+	case decode.ClassTime:
 		if t, ok := v.(decode.Time); ok {
 			return decode.Time(roundTicks(int64(t), target.Scale)), nil
 		}
@@ -1620,7 +1405,7 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 			dt = x.Local()
 		}
 		return decode.Time(roundTicks(dt.Ticks, target.Scale)), nil
-	case decode.TypeDateTime, decode.TypeDateTimeN, decode.TypeDateTime2N, decode.TypeDateTim4:
+	case decode.ClassDateTime:
 		dt, ok := asDateTime(v)
 		if !ok {
 			return nil, failed()
@@ -1632,7 +1417,7 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 			dt = decode.DateTime{Days: decode.DateFromCivil(1900, 1, 1), Ticks: int64(t)}
 		}
 		return dt, nil
-	case decode.TypeDateTimeOffset:
+	case decode.ClassDateTimeOffset:
 		switch x := v.(type) {
 		case decode.DateTimeOffset:
 			return x, nil
@@ -1642,7 +1427,7 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 			return nil, failed()
 		}
 		return decode.DateTimeOffset{UTC: dt}, nil
-	case decode.TypeGUID:
+	case decode.ClassGUID:
 		if g, ok := v.(decode.GUID); ok {
 			return g, nil
 		}
@@ -1650,14 +1435,16 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 			return decode.GUIDFromWire(b), nil
 		}
 		return nil, failed()
-	case decode.TypeBigVarBinary, decode.TypeBigBinary, decode.TypeImage:
+	case decode.ClassBinary:
+		if kind != decode.KindBinary && kind != decode.KindVarBinary && kind != decode.KindImage {
+			break
+		}
 		var b []byte
 		switch x := v.(type) {
 		case []byte:
 			b = x
 		case int64:
-			lo, _ := intRange(4)
-			if x >= lo && x <= math.MaxInt32 {
+			if x >= math.MinInt32 && x <= math.MaxInt32 {
 				b = []byte{byte(x >> 24), byte(x >> 16), byte(x >> 8), byte(x)}
 			} else {
 				b = []byte{byte(x >> 56), byte(x >> 48), byte(x >> 40), byte(x >> 32), byte(x >> 24), byte(x >> 16), byte(x >> 8), byte(x)}
@@ -1667,16 +1454,17 @@ func coerce(v any, target *decode.TypeInfo, line int32) (any, error) {
 		default:
 			return nil, failed()
 		}
-		if target.Size != decode.MaxVarLen && len(b) > int(target.Size) && target.Type != decode.TypeImage {
+		if target.Size != decode.MaxVarLen && len(b) > int(target.Size) && kind != decode.KindImage {
 			b = b[:target.Size]
 		}
-		if target.Type == decode.TypeBigBinary && len(b) < int(target.Size) {
+		if kind == decode.KindBinary && len(b) < int(target.Size) {
 			b = append(append([]byte{}, b...), make([]byte, int(target.Size)-len(b))...)
 		}
 		return b, nil
-	case decode.TypeVariant:
-		return decode.Variant{Type: nullableType(typeOfValue(v)), Value: v}, nil
-	case decode.TypeXML, decode.TypeJSON:
+	case decode.ClassVariant:
+		return decode.Variant{Type: decode.NullableForm(typeOfValue(v)), Value: v}, nil
+	}
+	if kind == decode.KindXML || kind == decode.KindJSON {
 		return valueText(v, nil), nil
 	}
 	if isStringType(target) {
@@ -1695,18 +1483,6 @@ func exprTypeWord(v any) string {
 		return "float"
 	}
 	return "expression"
-}
-
-func intRange(size uint32) (int64, int64) {
-	switch size {
-	case 1:
-		return 0, 255
-	case 2:
-		return math.MinInt16, math.MaxInt16
-	case 4:
-		return math.MinInt32, math.MaxInt32
-	}
-	return math.MinInt64, math.MaxInt64
 }
 
 // roundTicks rounds 100 ns ticks to a time scale (0..7).

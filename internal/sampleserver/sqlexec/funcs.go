@@ -44,14 +44,14 @@ func sysVarType(name string) (decode.TypeInfo, bool) {
 	case "VERSION":
 		return tiNVarChar(300), true
 	case "SPID", "LANGID":
-		return tiInt(2), true
+		return tiOf(decode.KindSmallInt), true
 	case "SERVERNAME", "SERVICENAME", "LANGUAGE":
 		return tiNVarChar(128), true
 	case "TRANCOUNT", "ROWCOUNT", "ERROR", "TEXTSIZE", "OPTIONS", "LOCK_TIMEOUT", "MICROSOFTVERSION",
 		"PROCID", "NESTLEVEL", "FETCH_STATUS", "MAX_CONNECTIONS", "CURSOR_ROWS":
-		return tiInt(4), true
+		return tiOf(decode.KindInt), true
 	case "MAX_PRECISION", "DATEFIRST":
-		return tiInt(1), true
+		return tiOf(decode.KindTinyInt), true
 	case "IDENTITY":
 		return tiDecimal(38, 0), true
 	}
@@ -106,84 +106,80 @@ func (sc *scope) funcType(x *funcExpr) (decode.TypeInfo, bool) {
 		case "STASTEXT", "TOSTRING":
 			if x.Name == "TOSTRING" {
 				t := sc.srcs[x.Recv.src].t.Columns[x.Recv.col].Type
-				if t.UDTName == "hierarchyid" {
+				if t.Kind() == decode.KindHierarchyID {
 					return tiNVarChar(4000), true
 				}
 			}
 			return tiNVarChar(1 << 20), true
 		case "STSRID", "GETLEVEL", "STNUMPOINTS":
-			return tiInt(4), true
+			return tiOf(decode.KindInt), true
 		}
 	}
 	argType := func(i int) (decode.TypeInfo, bool) {
 		if i < len(x.Args) {
 			return sc.typeOf(x.Args[i])
 		}
-		return tiInt(4), true
+		return tiOf(decode.KindInt), true
 	}
 	switch x.Name {
 	case "COUNT":
-		return tiInt(4), false
+		return tiOf(decode.KindInt), false
 	case "COUNT_BIG":
-		return tiInt(8), false
+		return tiOf(decode.KindBigInt), false
 	case "MIN", "MAX":
 		t, _ := argType(0)
-		return nullableType(t), true
+		return decode.NullableForm(t), true
 	case "SUM", "AVG":
 		t, _ := argType(0)
-		switch t.Type {
-		case decode.TypeDecimalN, decode.TypeNumericN:
+		switch t.Kind().Class() {
+		case decode.ClassDecimal:
 			s := t.Scale
 			if x.Name == "AVG" && s < 6 {
 				s = 6
 			}
 			return tiDecimal(38, s), true
-		case decode.TypeMoney, decode.TypeMoneyN, decode.TypeMoney4:
-			return decode.TypeInfo{Type: decode.TypeMoneyN, Size: 8}, true
-		case decode.TypeFlt4, decode.TypeFlt8, decode.TypeFltN:
-			return tiFloat(), true
-		case decode.TypeInt8:
-			return tiInt(8), true
-		case decode.TypeIntN:
-			if t.Size == 8 {
-				return tiInt(8), true
-			}
+		case decode.ClassMoney:
+			return tiOf(decode.KindMoney), true
+		case decode.ClassFloat:
+			return tiOf(decode.KindFloat), true
 		}
-		return tiInt(4), true
+		if t.Kind() == decode.KindBigInt {
+			return tiOf(decode.KindBigInt), true
+		}
+		return tiOf(decode.KindInt), true
 	case "DB_NAME", "SCHEMA_NAME", "OBJECT_NAME", "OBJECT_SCHEMA_NAME", "COL_NAME", "SUSER_SNAME", "SUSER_NAME",
 		"USER_NAME", "CURRENT_USER", "SESSION_USER", "SYSTEM_USER", "USER", "HOST_NAME", "APP_NAME":
 		return tiNVarChar(128), true
 	case "QUOTENAME":
 		return tiNVarChar(258), true
 	case "DB_ID":
-		return tiInt(2), true
+		return tiOf(decode.KindSmallInt), true
 	case "SCHEMA_ID", "OBJECT_ID", "COLUMNPROPERTY", "OBJECTPROPERTY", "LEN", "DATALENGTH", "CHARINDEX", "ISNUMERIC":
 		if x.Name == "COL_LENGTH" {
-			return tiInt(2), true
+			return tiOf(decode.KindSmallInt), true
 		}
-		return tiInt(4), true
+		return tiOf(decode.KindInt), true
 	case "COL_LENGTH":
-		return tiInt(2), true
+		return tiOf(decode.KindSmallInt), true
 	case "SERVERPROPERTY", "DATABASEPROPERTYEX", "SESSIONPROPERTY":
-		return decode.TypeInfo{Type: decode.TypeVariant, Size: 8009}, true
+		return tiOf(decode.KindVariant), true
 	case "SUBSTRING", "LEFT", "RIGHT", "UPPER", "LOWER", "LTRIM", "RTRIM", "TRIM":
 		t, n := argType(0)
-		if x.Name == "SUBSTRING" && (t.Type == decode.TypeBigVarBinary || t.Type == decode.TypeBigBinary || t.Type == decode.TypeImage) {
+		k := t.Kind()
+		if x.Name == "SUBSTRING" && (k == decode.KindBinary || k == decode.KindVarBinary || k == decode.KindImage) {
 			return tiVarBinary(int(t.Size)), n
 		}
-		if !isStringType(&t) {
+		// The result is variable-length text of the argument's length.
+		switch {
+		case !k.IsText():
 			t = tiVarChar(30)
-		}
-		if t.Type == decode.TypeBigChar {
+		case k == decode.KindChar:
 			t.Type = decode.TypeBigVarChar
-		}
-		if t.Type == decode.TypeNChar {
+		case k == decode.KindNChar:
 			t.Type = decode.TypeNVarChar
-		}
-		if t.Type == decode.TypeText {
+		case k == decode.KindText:
 			t = tiVarChar(8000)
-		}
-		if t.Type == decode.TypeNText || t.Type == decode.TypeXML || t.Type == decode.TypeJSON {
+		case k == decode.KindNText || k == decode.KindXML || k == decode.KindJSON:
 			t = tiNVarChar(4000)
 		}
 		return t, n
@@ -202,7 +198,7 @@ func (sc *scope) funcType(x *funcExpr) (decode.TypeInfo, bool) {
 	case "ISNULL":
 		t, _ := argType(0)
 		_, n2 := argType(1)
-		return nullableType(t), n2
+		return decode.NullableForm(t), n2
 	case "COALESCE", "IIF":
 		var ts []decode.TypeInfo
 		start := 0
@@ -215,25 +211,25 @@ func (sc *scope) funcType(x *funcExpr) (decode.TypeInfo, bool) {
 				ts = append(ts, t)
 			}
 		}
-		return nullableType(unifyTypes(ts)), true
+		return decode.NullableForm(unifyTypes(ts)), true
 	case "NULLIF":
 		t, _ := argType(0)
-		return nullableType(t), true
+		return decode.NullableForm(t), true
 	case "ABS":
 		t, n := argType(0)
-		return nullableType(t), n
+		return decode.NullableForm(t), n
 	case "GETDATE", "GETUTCDATE", "CURRENT_TIMESTAMP":
-		return decode.TypeInfo{Type: decode.TypeDateTimeN, Size: 8}, false
+		return tiOf(decode.KindDateTime), false
 	case "SYSDATETIME", "SYSUTCDATETIME":
-		return decode.TypeInfo{Type: decode.TypeDateTime2N, Scale: 7}, false
+		return tiOf(decode.KindDateTime2), false
 	case "SYSDATETIMEOFFSET":
-		return decode.TypeInfo{Type: decode.TypeDateTimeOffset, Scale: 7}, false
+		return tiOf(decode.KindDateTimeOffset), false
 	case "NEWID":
-		return decode.TypeInfo{Type: decode.TypeGUID, Size: 16}, false
+		return tiOf(decode.KindUniqueIdentifier), false
 	case "IDENT_SEED", "IDENT_INCR", "IDENT_CURRENT":
 		return tiDecimal(38, 0), true
 	}
-	return tiInt(4), true
+	return tiOf(decode.KindInt), true
 }
 
 // tableByName resolves an object name as OBJECT_ID does ("t", "s.t",
@@ -573,7 +569,7 @@ func (sc *scope) evalFunc(x *funcExpr, e *env) (any, error) {
 	case "SESSIONPROPERTY":
 		p, _ := str(0)
 		if on, ok := sc.s.Options[strings.ToUpper(p)]; ok {
-			return decode.Variant{Type: tiInt(4), Value: b2i(on)}, nil
+			return decode.Variant{Type: tiOf(decode.KindInt), Value: b2i(on)}, nil
 		}
 		return nil, nil
 	case "LEN":

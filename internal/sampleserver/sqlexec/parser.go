@@ -1111,17 +1111,15 @@ func (p *parser) typeSpec() (typeSpec, error) {
 		return typeSpec{}, errSyntax(t)
 	}
 	ts := typeSpec{Name: strings.ToLower(t.Text)}
-	if ts.Name == "double" && p.peek().is("precision") {
+	// The ISO synonyms are several words ("double precision", "national
+	// character varying"); decode.LookupDecl resolves the joined name.
+	for t.Kind == tkIdent {
+		n := p.peek()
+		if !n.is("precision") && !n.is("varying") && !n.is("char") && !n.is("character") && !n.is("text") {
+			break
+		}
 		p.next()
-		ts.Name = "float"
-	}
-	if ts.Name == "national" {
-		n := p.next()
-		ts.Name = "n" + strings.ToLower(n.Text)
-	}
-	if (ts.Name == "char" || ts.Name == "nchar" || ts.Name == "binary") && p.peek().is("varying") {
-		p.next()
-		ts.Name = map[string]string{"char": "varchar", "nchar": "nvarchar", "binary": "varbinary"}[ts.Name]
+		ts.Name += " " + strings.ToLower(n.Text)
 	}
 	if p.acceptOp("(") {
 		for {

@@ -15,16 +15,13 @@ import (
 // when present), hierarchyid's ToString() and GetLevel().
 
 func methodOK(t *decode.TypeInfo, name string) bool {
-	if t.Type != decode.TypeUDT {
-		return false
-	}
-	switch strings.ToLower(t.UDTName) {
-	case "geography", "geometry":
+	switch t.Kind() {
+	case decode.KindGeography, decode.KindGeometry:
 		switch name {
 		case "STASBINARY", "STASTEXT", "TOSTRING", "STSRID", "STNUMPOINTS":
 			return true
 		}
-	case "hierarchyid":
+	case decode.KindHierarchyID:
 		switch name {
 		case "TOSTRING", "GETLEVEL":
 			return true
@@ -47,7 +44,7 @@ func (sc *scope) evalMethod(x *funcExpr, e *env) (any, error) {
 		return nil, nil
 	}
 	t := &sc.srcs[x.Recv.src].t.Columns[x.Recv.col].Type
-	if strings.EqualFold(t.UDTName, "hierarchyid") {
+	if t.Kind() == decode.KindHierarchyID {
 		labels, err := decodeHierarchyID(b)
 		if err != nil {
 			return nil, newError(6522, 16, 2, x.Line, "A .NET Framework error occurred during execution of user-defined routine or aggregate \"hierarchyid\": %s", err.Error())
@@ -57,7 +54,7 @@ func (sc *scope) evalMethod(x *funcExpr, e *env) (any, error) {
 		}
 		return hierarchyText(labels), nil
 	}
-	g, err := parseSpatial(b, strings.EqualFold(t.UDTName, "geography"))
+	g, err := parseSpatial(b, t.Kind() == decode.KindGeography)
 	if err != nil {
 		return nil, newError(6522, 16, 1, x.Line, "A .NET Framework error occurred during execution of user-defined routine or aggregate \"%s\": %s", t.UDTName, err.Error())
 	}

@@ -16,84 +16,47 @@ import (
 
 var defaultCollation = sampledb.CollSQLLatin1
 
-func tiInt(size uint32) decode.TypeInfo { return decode.TypeInfo{Type: decode.TypeIntN, Size: size} }
+// computed is the TYPE_INFO of a computed column of declaration d: in
+// the nullable wire form, with the database's collation.
+func computed(d decode.Decl) decode.TypeInfo { return d.TypeInfo(true, defaultCollation) }
 
-func tiBit() decode.TypeInfo { return decode.TypeInfo{Type: decode.TypeBitN, Size: 1} }
+// tiOf is computed for a bare type name (int, float, time(7), ...).
+func tiOf(k decode.Kind) decode.TypeInfo { return computed(k.Decl()) }
 
-func tiFloat() decode.TypeInfo { return decode.TypeInfo{Type: decode.TypeFltN, Size: 8} }
-
+// tiNVarChar is nvarchar(chars), nvarchar(max) beyond 4000 characters.
 func tiNVarChar(chars int) decode.TypeInfo {
-	if chars <= 0 {
-		chars = 1
-	}
-	if chars > 4000 {
-		return decode.TypeInfo{Type: decode.TypeNVarChar, Size: decode.MaxVarLen, Collation: defaultCollation}
-	}
-	return decode.TypeInfo{Type: decode.TypeNVarChar, Size: uint32(chars * 2), Collation: defaultCollation}
+	return computed(decode.Decl{Kind: decode.KindNVarChar, Length: max(chars, 1), Max: chars > decode.MaxDeclChars})
 }
 
+// tiVarChar is varchar(n), varchar(max) beyond 8000 bytes.
 func tiVarChar(n int) decode.TypeInfo {
-	if n <= 0 {
-		n = 1
-	}
-	if n > 8000 {
-		return decode.TypeInfo{Type: decode.TypeBigVarChar, Size: decode.MaxVarLen, Collation: defaultCollation}
-	}
-	return decode.TypeInfo{Type: decode.TypeBigVarChar, Size: uint32(n), Collation: defaultCollation}
+	return computed(decode.Decl{Kind: decode.KindVarChar, Length: max(n, 1), Max: n > decode.MaxDeclBytes})
 }
 
+// tiVarBinary is varbinary(n); varbinary(max) beyond 8000 bytes or for
+// an unknown length (n <= 0).
 func tiVarBinary(n int) decode.TypeInfo {
-	if n <= 0 || n > 8000 {
-		return decode.TypeInfo{Type: decode.TypeBigVarBinary, Size: decode.MaxVarLen}
-	}
-	return decode.TypeInfo{Type: decode.TypeBigVarBinary, Size: uint32(n)}
-}
-
-func decimalSize(p uint8) uint32 {
-	switch {
-	case p <= 9:
-		return 5
-	case p <= 19:
-		return 9
-	case p <= 28:
-		return 13
-	}
-	return 17
+	return computed(decode.Decl{Kind: decode.KindVarBinary, Length: n, Max: n <= 0 || n > decode.MaxDeclBytes})
 }
 
 func tiDecimal(p, s uint8) decode.TypeInfo {
-	return decode.TypeInfo{Type: decode.TypeDecimalN, Size: decimalSize(p), Precision: p, Scale: s}
+	return computed(decode.Decl{Kind: decode.KindDecimal, Precision: p, Scale: s})
 }
 
 // isStringType reports whether values of ti are text.
-func isStringType(ti *decode.TypeInfo) bool {
-	switch ti.Type {
-	case decode.TypeBigVarChar, decode.TypeBigChar, decode.TypeNVarChar, decode.TypeNChar,
-		decode.TypeText, decode.TypeNText, decode.TypeVarChar, decode.TypeChar, decode.TypeXML, decode.TypeJSON:
-		return true
-	}
-	return false
-}
+func isStringType(ti *decode.TypeInfo) bool { return ti.Kind().IsText() }
 
-func isUnicodeType(ti *decode.TypeInfo) bool {
-	switch ti.Type {
-	case decode.TypeNVarChar, decode.TypeNChar, decode.TypeNText, decode.TypeXML:
-		return true
-	}
-	return false
-}
+// isUnicodeType reports whether ti's text is UTF-16 on the server.
+func isUnicodeType(ti *decode.TypeInfo) bool { return ti.Kind().IsUnicode() }
 
 // charLen returns the declared length in characters of a string type
 // (-1 for max / LOB).
 func charLen(ti *decode.TypeInfo) int {
-	if ti.Size == decode.MaxVarLen || ti.Type == decode.TypeText || ti.Type == decode.TypeNText ||
-		ti.Type == decode.TypeXML || ti.Type == decode.TypeJSON {
+	d := decode.DeclOf(ti, 0)
+	if d.Max || !d.Kind.HasLength() {
 		return -1
 	}
-	if isUnicodeType(ti) {
-		return int(ti.Size / 2)
-	}
-	return int(ti.Size)
+	return d.Length
 }
 
 // Decimal helpers (exact, through math/big; only used off the hot path).
@@ -424,7 +387,7 @@ func valueText(v any, ti *decode.TypeInfo) string {
 	case decode.Time:
 		return string(decode.AppendTimeText(nil, int64(x), scaleOf(ti, 7)))
 	case decode.DateTime:
-		if ti != nil && (ti.Type == decode.TypeDateTime || ti.Type == decode.TypeDateTimeN || ti.Type == decode.TypeDateTim4) {
+		if ti != nil && (ti.Kind() == decode.KindDateTime || ti.Kind() == decode.KindSmallDateTime) {
 			return legacyDateTimeText(x)
 		}
 		return string(decode.AppendDateTimeText(nil, x, scaleOf(ti, 7)))
@@ -457,17 +420,18 @@ func abs64(v int64) int64 {
 	return v
 }
 
+// scaleOf is the fractional-second digits of a date/time type as
+// conversions to text show them (3 for datetime and smalldatetime), def
+// for anything else.
 func scaleOf(ti *decode.TypeInfo, def uint8) uint8 {
 	if ti == nil {
 		return def
 	}
-	switch ti.Type {
-	case decode.TypeTimeN, decode.TypeDateTime2N, decode.TypeDateTimeOffset:
+	switch ti.Kind() {
+	case decode.KindTime, decode.KindDateTime2, decode.KindDateTimeOffset:
 		return ti.Scale
-	case decode.TypeDateTime, decode.TypeDateTimeN:
+	case decode.KindDateTime, decode.KindSmallDateTime:
 		return 3
-	case decode.TypeDateTim4:
-		return 0
 	}
 	return def
 }
@@ -516,7 +480,7 @@ func isoText(v any, ti *decode.TypeInfo, style int) (string, bool) {
 		return string(decode.AppendDateText(nil, int32(x))), true
 	case decode.DateTime:
 		scale := scaleOf(ti, 7)
-		if ti != nil && (ti.Type == decode.TypeDateTim4 || (ti.Type == decode.TypeDateTimeN && ti.Size == 4)) {
+		if ti != nil && ti.Kind() == decode.KindSmallDateTime {
 			scale = 0
 		}
 		return isoDateTime(x, scale), true
