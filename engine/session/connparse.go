@@ -179,7 +179,9 @@ func (p *connParser) queryPair(start, end int) error {
 	valStart := start + len(rawKey) + 1
 	k := lookupKey(key)
 	if k == nil {
-		return p.errAt(start, "", "unknown parameter"+suggestKey(key, false))
+		// The suggestion looks at the name as written: a percent-escaped
+		// name may be a pasted secret, and what it decodes to is not shown.
+		return p.errAt(start, "", "unknown parameter"+suggestKey(strings.ReplaceAll(rawKey, "+", " "), false))
 	}
 	if k.ignored {
 		return nil

@@ -1,3 +1,8 @@
+//go:build unix
+
+// The TLS tests give PostgreSQL a certificate owned by its own user, a Unix
+// notion (file owner ids), like the throwaway server itself.
+
 package postgres
 
 import (
