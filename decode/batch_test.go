@@ -10,11 +10,7 @@ import (
 
 // TestWireSQLBatchSpec decodes MS-TDS 4.6 and re-encodes it byte for byte.
 func TestWireSQLBatchSpec(t *testing.T) {
-	typ, payload := wireOnePacket(t, wireSpec(t, "4.6-sqlbatch-request"))
-	if typ != PacketSQLBatch {
-		t.Fatalf("type %#x", typ)
-	}
-	wireResplit(t, typ, payload)
+	payload := wireMessage(t, "4.6-sqlbatch-request", PacketSQLBatch)
 	var b SQLBatch
 	if err := b.Decode(payload); err != nil {
 		t.Fatal(err)

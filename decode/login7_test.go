@@ -11,11 +11,7 @@ import (
 
 // TestWireLogin7Spec decodes MS-TDS 4.2 and re-encodes it byte for byte.
 func TestWireLogin7Spec(t *testing.T) {
-	typ, payload := wireOnePacket(t, wireSpec(t, "4.2-login7-request"))
-	if typ != PacketLogin7 {
-		t.Fatalf("type %#x", typ)
-	}
-	wireResplit(t, typ, payload)
+	payload := wireMessage(t, "4.2-login7-request", PacketLogin7)
 	var l Login7
 	if err := l.Decode(payload); err != nil {
 		t.Fatal(err)

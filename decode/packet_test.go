@@ -63,6 +63,19 @@ func wireOnePacket(t testing.TB, b []byte) (byte, []byte) {
 	return typ, payload
 }
 
+// wireMessage reads the named fixture as one message of type typ, checks
+// that it survives re-splitting at every packet size, and returns its
+// payload.
+func wireMessage(t *testing.T, name string, typ byte) []byte {
+	t.Helper()
+	got, payload := wireOnePacket(t, wireSpec(t, name))
+	if got != typ {
+		t.Fatalf("%s: packet type %#x, want %#x", name, got, typ)
+	}
+	wireResplit(t, typ, payload)
+	return payload
+}
+
 // wireReassemble splits a stream of packets by their headers and joins
 // their payloads: each Length within the bytes given, one type throughout,
 // EOM on the last packet and on no other, packet ids counting from 1.

@@ -10,11 +10,7 @@ import (
 
 // TestWirePreloginSpec decodes MS-TDS 4.1.
 func TestWirePreloginSpec(t *testing.T) {
-	typ, payload := wireOnePacket(t, wireSpec(t, "4.1-prelogin-request"))
-	if typ != PacketPrelogin {
-		t.Fatalf("type %#x", typ)
-	}
-	wireResplit(t, typ, payload)
+	payload := wireMessage(t, "4.1-prelogin-request", PacketPrelogin)
 	var p Prelogin
 	if err := p.Decode(payload); err != nil {
 		t.Fatal(err)

@@ -10,11 +10,7 @@ import (
 
 // TestWireRPCSpec decodes MS-TDS 4.8 and re-encodes it byte for byte.
 func TestWireRPCSpec(t *testing.T) {
-	typ, payload := wireOnePacket(t, wireSpec(t, "4.8-rpc-request"))
-	if typ != PacketRPC {
-		t.Fatalf("type %#x", typ)
-	}
-	wireResplit(t, typ, payload)
+	payload := wireMessage(t, "4.8-rpc-request", PacketRPC)
 	var r RPCRequest
 	if err := r.Decode(payload); err != nil {
 		t.Fatal(err)

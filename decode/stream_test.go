@@ -121,18 +121,9 @@ func checkResplit(t *testing.T, opts StreamOptions, payload []byte) streamResult
 	return want
 }
 
-func specPayload(t *testing.T, name string) []byte {
-	t.Helper()
-	typ, payload := wireOnePacket(t, wireSpec(t, name))
-	if typ != PacketReply {
-		t.Fatalf("%s: packet type %#x", name, typ)
-	}
-	return payload
-}
-
 // MS-TDS 4.7: SQL batch response with one varchar column and one row.
 func TestStreamSpec47SQLBatchResponse(t *testing.T) {
-	res := checkResplit(t, StreamOptions{}, specPayload(t, "4.7-sqlbatch-response"))
+	res := checkResplit(t, StreamOptions{}, wireReply(t, "4.7-sqlbatch-response"))
 	wantEvents := []string{"ColMetadata bar:0xa7", "Row", "Done 0xfd status=0x10 cmd=0xc1 rows=1"}
 	if !reflect.DeepEqual(res.events, wantEvents) {
 		t.Fatalf("events %q", res.events)
@@ -148,7 +139,7 @@ func TestStreamSpec47SQLBatchResponse(t *testing.T) {
 
 // MS-TDS 4.9: RPC response: DONEINPROC, RETURNSTATUS, DONEPROC.
 func TestStreamSpec49RPCResponse(t *testing.T) {
-	res := checkResplit(t, StreamOptions{}, specPayload(t, "4.9-rpc-response"))
+	res := checkResplit(t, StreamOptions{}, wireReply(t, "4.9-rpc-response"))
 	want := []string{"Done 0xff status=0x11 cmd=0xc1 rows=1", "ReturnStatus 0", "Done 0xfe status=0x0 cmd=0xe0 rows=0"}
 	if !reflect.DeepEqual(res.events, want) {
 		t.Fatalf("events %q", res.events)
@@ -158,7 +149,7 @@ func TestStreamSpec49RPCResponse(t *testing.T) {
 // MS-TDS 4.15: sparse column select: an XML column as unknown-length PLP,
 // ROW and NBCROW interleaved.
 func TestStreamSpec415SparseColumns(t *testing.T) {
-	res := checkResplit(t, StreamOptions{}, specPayload(t, "4.15-sparse-column-select"))
+	res := checkResplit(t, StreamOptions{}, wireReply(t, "4.15-sparse-column-select"))
 	want := []string{"ColMetadata id:0x26,sparsePropertySet:0xf1"}
 	for i := 0; i < 10; i++ {
 		want = append(want, "Row")
@@ -701,19 +692,19 @@ func TestCellVariantAllBaseTypes(t *testing.T) {
 // MS-TDS 4.4 login response, 4.18 SESSIONSTATE and 4.21 FEATUREEXTACK
 // through the Stream, re-split like every positive stream.
 func TestStreamSpecLoginResponses(t *testing.T) {
-	res := checkResplit(t, StreamOptions{}, specPayload(t, "4.4-login-response"))
+	res := checkResplit(t, StreamOptions{}, wireReply(t, "4.4-login-response"))
 	want := []string{"EnvChange", "Info 5701 \"Changed database context to 'master'.\"", "EnvChange", "EnvChange",
 		"EnvChange", "Info 5703 \"Changed language setting to us_english.\"", "LoginAck", "Done 0xfd status=0x0 cmd=0x0 rows=0"}
 	if !reflect.DeepEqual(res.events, want) {
 		t.Fatalf("4.4 events %q", res.events)
 	}
-	res = checkResplit(t, StreamOptions{}, specPayload(t, "4.18-sessionstate"))
+	res = checkResplit(t, StreamOptions{}, wireReply(t, "4.18-sessionstate"))
 	want = []string{"Done 0xfd status=0x1 cmd=0xbe rows=0", "SessionState", "Done 0xfd status=0x0 cmd=0xfd rows=0"}
 	if !reflect.DeepEqual(res.events, want) {
 		t.Fatalf("4.18 events %q", res.events)
 	}
 	req := []byte{FeatureSessionRecovery, FeatureColumnEncryption, FeatureGlobalTransactions, FeatureAzureSQLSupport}
-	payload := specPayload(t, "4.21-featureextack-azuresqlsupport")
+	payload := wireReply(t, "4.21-featureextack-azuresqlsupport")
 	res = checkResplit(t, StreamOptions{RequestedFeatures: req}, payload)
 	if n := len(res.events); n < 2 || res.events[n-2] != "FeatureExtAck" {
 		t.Fatalf("4.21 events %q", res.events)

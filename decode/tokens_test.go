@@ -105,12 +105,7 @@ func wireCheckTruncation(t *testing.T, toks []wireTok, rank ...bool) {
 
 func wireReply(t *testing.T, name string) []byte {
 	t.Helper()
-	typ, payload := wireOnePacket(t, wireSpec(t, name))
-	if typ != PacketReply {
-		t.Fatalf("%s: packet type %#x", name, typ)
-	}
-	wireResplit(t, typ, payload)
-	return payload
+	return wireMessage(t, name, PacketReply)
 }
 
 // TestWireSpecLoginResponse decodes MS-TDS 4.4 to its documented meaning.
