@@ -49,7 +49,7 @@ const (
 	// qSequencesUsed is separate from qSequences: last_used_value exists
 	// from SQL Server 2017 on, and older servers refuse the statement.
 	qSequencesUsed = `SELECT sq.object_id, sq.last_used_value FROM sys.sequences AS sq`
-	qColumns = `SELECT c.object_id, c.column_id, c.name, ty.name AS type_name, bt.name AS base_type_name, c.max_length, ` +
+	qColumns       = `SELECT c.object_id, c.column_id, c.name, ty.name AS type_name, bt.name AS base_type_name, c.max_length, ` +
 		`c.precision, c.scale, c.collation_name, c.is_nullable, c.is_identity, c.is_computed FROM sys.columns AS c ` +
 		`JOIN sys.types AS ty ON ty.user_type_id = c.user_type_id LEFT JOIN sys.types AS bt ON bt.user_type_id = c.system_type_id ` +
 		`WHERE %s ORDER BY c.object_id, c.column_id`
