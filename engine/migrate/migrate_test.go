@@ -41,7 +41,13 @@ var sampleRows = map[string]int64{"sales.customers": 300, "sales.products": 120,
 // config to reach it.
 func startSource(t testing.TB, db *sampledb.DB) session.Config {
 	t.Helper()
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return startFaulty(t, db, tdsserver.Faults{})
+}
+
+// startFaulty is startSource with faults injected into query responses.
+func startFaulty(t testing.TB, db *sampledb.DB, f tdsserver.Faults) session.Config {
+	t.Helper()
+	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: db, Faults: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,5 +382,106 @@ func TestMigrateValues(t *testing.T) {
 			order = append(order, strings.ToLower(k))
 		}
 		pgcheck.Compare(t, context.Background(), conn, tp.QualifiedName(), strings.Join(order, ", "), tcols, src.Columns, src.Rows, src.Row)
+	}
+}
+
+// One table failing mid-load leaves the others loaded and says which one
+// failed; what depends on it is not run. A rerun without --resume is
+// refused; with it, the rest is done and no row is there twice.
+func TestResume(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 11, Rows: sampleRows})
+	url, conn := freshDB(t, "migrate_resume")
+	ctx := context.Background()
+	faulty := migrateConfig(startFaulty(t, db, tdsserver.Faults{Table: "warehouse.stock", CloseAfterRows: 250}), url, "warehouse.*")
+	faulty.Verify = VerifyCount
+	plan, err := Discover(ctx, faulty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(ctx, faulty, plan)
+	if err == nil || !strings.Contains(err.Error(), "table warehouse.stock") {
+		t.Fatalf("first run: %v, want a failure of warehouse.stock", err)
+	}
+	status := map[string]string{}
+	for _, s := range sum.Steps {
+		status[s.Phase+" "+s.Object] = s.Status
+	}
+	for k, want := range map[string]string{"key warehouse.pk_sites": StepDone, "key warehouse.pk_stock": StepNotRun,
+		"foreign key warehouse.stock.fk_stock_sites": StepNotRun, "foreign key warehouse.movements.fk_movements_stock": StepNotRun,
+		"view warehouse.low_stock": StepNotRun, "index warehouse.ix_movements_site_moved": StepDone} {
+		if status[k] != want {
+			t.Errorf("first run: %s is %q, want %q", k, status[k], want)
+		}
+	}
+	for _, ts := range sum.Tables {
+		if (ts.Error != "") != (ts.Source == "warehouse.stock") {
+			t.Errorf("first run: %s: %+v", ts.Source, ts)
+		}
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM warehouse.stock"); n != 0 {
+		t.Errorf("the failed load left %d rows", n)
+	}
+
+	good := migrateConfig(startSource(t, db), url, "warehouse.*")
+	good.Verify = VerifyCount
+	if _, err := Run(ctx, good, plan); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Fatalf("rerun without resume: %v", err)
+	}
+	good.Resume = true
+	plan, err = Discover(ctx, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err = Run(ctx, good, plan)
+	if err != nil {
+		t.Fatalf("resumed run: %v", err)
+	}
+	for _, ts := range sum.Tables {
+		if ts.Resumed != (ts.Source != "warehouse.stock") || ts.Error != "" {
+			t.Errorf("resumed run: %s: %+v", ts.Source, ts)
+		}
+	}
+	for _, s := range sum.Steps {
+		if s.Status != StepDone && s.Status != StepEarlier {
+			t.Errorf("resumed run: %+v", s)
+		}
+	}
+	for _, tb := range db.Tables() {
+		if tb.Schema != "warehouse" {
+			continue
+		}
+		if n := query[int64](t, conn, "SELECT count(*) FROM warehouse."+tb.Name); n != tb.Rows {
+			t.Errorf("%s: %d rows after resume, want %d", tb.Name, n, tb.Rows)
+		}
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM pg_constraint WHERE conname = 'fk_movements_stock'"); n != 1 {
+		t.Error("fk_movements_stock not created by the resumed run")
+	}
+}
+
+// With --case-insensitive icu the keys under a case-insensitive source
+// collation refuse what SQL Server refuses, and the checks on them still
+// work (pattern matching names another collation).
+func TestCaseInsensitiveKeys(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"warehouse.sites": 5, "warehouse.stock": 0, "warehouse.movements": 0}})
+	plan, _, conn := migrated(t, db, "migrate_ci", func(c *Config) { c.Options.CaseInsensitive = CIICU }, "warehouse.sites")
+	ctx := context.Background()
+	var code string
+	if err := conn.QueryRow(ctx, "SELECT code FROM warehouse.sites LIMIT 1").Scan(&code); err != nil {
+		t.Fatal(err)
+	}
+	_, err := conn.Exec(ctx, "INSERT INTO warehouse.sites (code, name, opened_on) VALUES ($1, 'x', '2026-01-01')", strings.ToLower(code))
+	if pgCode(err) != "23505" {
+		t.Errorf("inserting %q beside %q: %v, want a unique violation", strings.ToLower(code), code, err)
+	}
+	if _, err := conn.Exec(ctx, "INSERT INTO warehouse.sites (code, name, opened_on) VALUES ('zzz-999', 'x', '2026-01-01')"); err != nil {
+		t.Errorf("a lower-case code the check admits: %v", err)
+	}
+	found := false
+	for _, n := range plan.Notes {
+		found = found || n.What == "key" && strings.Contains(n.Detail, CICollation)
+	}
+	if !found {
+		t.Errorf("the plan does not report the case-insensitive key: %+v", plan.Notes)
 	}
 }
