@@ -77,6 +77,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Target.Connection == "" {
 		errs = append(errs, "target: required (a postgres:// URL or host=... dbname=... string)")
+	} else if _, err := pgconn.ParseConfig(c.Target.Connection.Reveal()); err != nil {
+		errs = append(errs, "target: cannot parse it (use postgres://user@host:5432/db?sslmode=... or host=... dbname=... user=...)")
+	}
+	if c.Target.PasswordEnv != "" && c.Target.PasswordFile != "" {
+		errs = append(errs, "set only one of target_password_env and target_password_file")
 	}
 	if err := c.Filter.Validate(); err != nil {
 		errs = append(errs, err.Error())
