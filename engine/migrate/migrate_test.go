@@ -191,6 +191,7 @@ func TestMigrateSample(t *testing.T) {
 		"sales.order_lines.unit_price":    "numeric(10,2) not null",
 		"warehouse.sites.site_id":         "integer not null identity BY DEFAULT 100 10",
 		"warehouse.sites.site_guid":       "uuid not null default gen_random_uuid()",
+		"warehouse.sites.opened_on":       "date not null default ((now() AT TIME ZONE 'UTC'::text))::date",
 		"warehouse.sites.country":         "character(2) not null default 'NL'::bpchar",
 		"warehouse.stock.stock_value":     "numeric(21,2) generated ((quantity)::numeric * unit_cost)",
 		"warehouse.stock.needs_reorder":   "integer generated CASE WHEN (quantity < reorder_level) THEN 1 ELSE 0 END",
@@ -322,6 +323,14 @@ func TestMigrateSample(t *testing.T) {
 	}
 	if mid <= 1000+5*(sampleRows["warehouse.movements"]-1) || reason != "adjust" || note != "" || ref == [16]byte{} || time.Since(moved) > time.Hour || time.Since(moved) < -time.Hour {
 		t.Errorf("defaults: movement_id %d reason %q note %q ref %x moved_at %v", mid, reason, note, ref, moved)
+	}
+
+	var opened time.Time
+	if err := conn.QueryRow(ctx, "INSERT INTO warehouse.sites (code, name) VALUES ('Utc-001', 'x') RETURNING opened_on").Scan(&opened); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Now().UTC(); opened.Format(time.DateOnly) != d.Format(time.DateOnly) && opened.Format(time.DateOnly) != d.Add(-time.Minute).Format(time.DateOnly) {
+		t.Errorf("opened_on defaults to %v, want the UTC date %v", opened, d)
 	}
 
 	// Checks and foreign keys enforce; cascades act.
