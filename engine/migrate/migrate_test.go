@@ -494,3 +494,33 @@ func TestCaseInsensitiveKeys(t *testing.T) {
 		t.Errorf("the plan does not report the case-insensitive key: %+v", plan.Notes)
 	}
 }
+
+// The whole sample database, every type the sample server has (LOBs,
+// sql_variant, CLR types, json, vector, temporal tables with hidden
+// period columns, every code page), migrated with no include pattern and
+// every table verified by checksum.
+func TestMigrateWholeSample(t *testing.T) {
+	rows := map[string]int64{"dbo.poc48": 50, "dbo.odbc5": 50, "dbo.wide601": 5, "dbo.lob": 5, "dbo.lob_nvarchar": 3,
+		"dbo.temporal": 50, "dbo.lineitem": 50}
+	for k, v := range sampleRows {
+		rows[k] = v / 10
+	}
+	db := sampledb.New(sampledb.Config{Seed: 9, Rows: rows})
+	plan, sum, _ := migrated(t, db, "migrate_whole", func(c *Config) { c.Verify = VerifyChecksum })
+	n := 0
+	for _, tb := range db.Tables() {
+		if !tb.Catalog {
+			n++
+		}
+	}
+	if len(sum.Tables) != n || len(plan.Tables) != n {
+		t.Errorf("%d tables migrated, the sample has %d", len(sum.Tables), n)
+	}
+	for _, ts := range sum.Tables {
+		schema, name, _ := strings.Cut(ts.Source, ".")
+		src, _ := db.Table(schema, name)
+		if ts.Error != "" || ts.Verified != VerifyChecksum || ts.Rows != src.Rows {
+			t.Errorf("%s: %+v, want %d rows verified by checksum", ts.Source, ts, src.Rows)
+		}
+	}
+}

@@ -329,8 +329,14 @@ func (b *builder) sequence(sq *catalog.Sequence) {
 		return
 	}
 	q := postgres.QuoteIdent(schema) + "." + postgres.QuoteIdent(name)
-	ddl := fmt.Sprintf("CREATE SEQUENCE %s AS %s INCREMENT BY %s MINVALUE %s MAXVALUE %s START WITH %s", q, typ,
-		sq.Increment, sq.Min, sq.Max, sq.Start)
+	ddl := fmt.Sprintf("CREATE SEQUENCE %s AS %s INCREMENT BY %s", q, typ, sq.Increment)
+	if sq.Min != nil {
+		ddl += fmt.Sprintf(" MINVALUE %s", sq.Min)
+	}
+	if sq.Max != nil {
+		ddl += fmt.Sprintf(" MAXVALUE %s", sq.Max)
+	}
+	ddl += fmt.Sprintf(" START WITH %s", sq.Start)
 	if sq.Cycle {
 		ddl += " CYCLE"
 	}
