@@ -101,6 +101,10 @@ type MigrateConfig struct {
 	Exclude []string `mapstructure:"exclude"`
 	// Parallel is how many tables load at once (default 4).
 	Parallel int `mapstructure:"parallel"`
+	// SplitRows: a table with more rows whose clustered key leads with
+	// an integer column loads as key ranges of about this many rows
+	// (0: the default, 1000000; negative: never split).
+	SplitRows int64 `mapstructure:"split_rows"`
 	// Verify is none (default), count or checksum.
 	Verify string `mapstructure:"verify"`
 	// Identifiers is lower (default) or preserve.

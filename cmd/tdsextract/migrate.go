@@ -26,6 +26,7 @@ func newMigrateCmd(g *globalOpts) *cobra.Command {
 		summaryJSON                                             string
 		include, exclude                                        []string
 		parallel                                                int
+		splitRows                                               int64
 		resume, dryRun                                          bool
 	)
 	cmd := &cobra.Command{
@@ -61,8 +62,11 @@ whole plan. A table that fails leaves the others; --resume continues a run.`,
 				Name:   "migrate",
 				Source: engine.SourceConfig{Connection: secret.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout},
 				Migrate: &engine.MigrateConfig{Target: secret.Secret(target), TargetPasswordEnv: targetPasswordEnv,
-					Include: include, Exclude: exclude, Parallel: parallel, Verify: verify, Identifiers: identifiers,
+					Include: include, Exclude: exclude, Parallel: parallel, SplitRows: splitRows, Verify: verify, Identifiers: identifiers,
 					CaseInsensitive: caseInsensitive, Resume: resume, StateTable: stateTable},
+			}
+			if splitRows == 0 {
+				job.Migrate.SplitRows = -1 // the flag's 0 is never
 			}
 			c, err := migrate.FromJob(job)
 			if err != nil {
@@ -79,6 +83,7 @@ whole plan. A table that fails leaves the others; --resume continues a run.`,
 	f.StringSliceVar(&include, "include", nil, "schema.table patterns to migrate (* and ?; repeatable; default everything)")
 	f.StringSliceVar(&exclude, "exclude", nil, "schema.table patterns to leave out (repeatable)")
 	f.IntVar(&parallel, "parallel", 4, "tables loaded (and indexed) at once, each on its own sessions")
+	f.Int64Var(&splitRows, "split-rows", migrate.DefaultSplitRows, "a table with more rows whose clustered key leads with an integer column loads as key ranges of about this many rows, in parallel (0: never)")
 	f.StringVar(&verify, "verify", "none", "none, count (row counts) or checksum (every value, source stream vs read back)")
 	f.StringVar(&identifiers, "identifiers", "lower", "lower (names folded, usable unquoted) or preserve")
 	f.StringVar(&caseInsensitive, "case-insensitive", "none", "keys under a case-insensitive source collation: none (case-sensitive in PostgreSQL, reported) or icu (a nondeterministic ICU collation)")

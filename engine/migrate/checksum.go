@@ -142,15 +142,15 @@ func (r *tupleReader) Write(p []byte) (int, error) {
 	}
 }
 
-// readBack hashes every row of t's loaded columns as PostgreSQL returns
-// them.
-func readBack(ctx context.Context, pc *pgconn.PgConn, t *postgres.Table, c *checksum) error {
+// readBack hashes every row of t's loaded columns (where is "" or a
+// WHERE clause) as PostgreSQL returns them.
+func readBack(ctx context.Context, pc *pgconn.PgConn, t *postgres.Table, where string, c *checksum) error {
 	names := make([]string, len(t.Columns))
 	for i := range t.Columns {
 		names[i] = postgres.QuoteIdent(t.Columns[i].Name)
 	}
 	r := &tupleReader{c: c}
-	q := "COPY (SELECT " + strings.Join(names, ", ") + " FROM " + t.QualifiedName() + ") TO STDOUT WITH (FORMAT binary)"
+	q := "COPY (SELECT " + strings.Join(names, ", ") + " FROM " + t.QualifiedName() + where + ") TO STDOUT WITH (FORMAT binary)"
 	if _, err := pc.CopyTo(ctx, r, q); err != nil {
 		return err
 	}

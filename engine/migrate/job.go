@@ -31,9 +31,16 @@ func FromJob(job *engine.JobConfig) (*Config, error) {
 			ConnectTimeout: 30 * time.Second, ApplicationName: "tdsextract migrate"},
 		Options:    Options{Identifiers: m.Identifiers, CaseInsensitive: m.CaseInsensitive},
 		Parallel:   m.Parallel,
+		SplitRows:  m.SplitRows,
 		Verify:     m.Verify,
 		Resume:     m.Resume,
 		StateTable: m.StateTable,
+	}
+	switch {
+	case m.SplitRows == 0:
+		c.SplitRows = DefaultSplitRows
+	case m.SplitRows < 0:
+		c.SplitRows = 0
 	}
 	if err := c.Validate(); err != nil {
 		return nil, &engine.ConfigError{File: job.File, Field: "migrate", Msg: strings.TrimPrefix(err.Error(), "migrate: ")}

@@ -524,3 +524,107 @@ func TestMigrateWholeSample(t *testing.T) {
 		}
 	}
 }
+
+// A table above SplitRows loads as key ranges on several sessions: every
+// row once, each range verified by checksum, the identity restarted after
+// the last range. A range that fails is reloaded by --resume alone, and
+// the ranges that committed are not loaded twice.
+func TestSplitTable(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 13, Rows: sampleRows})
+	lines, _ := db.Table("sales", "order_lines")
+	url, conn := freshDB(t, "migrate_split")
+	ctx := context.Background()
+	run := func(c *Config) (*Summary, error) {
+		t.Helper()
+		c.Verify, c.SplitRows = VerifyChecksum, 1000
+		plan, err := Discover(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Run(ctx, c, plan)
+	}
+	// First the server drops every connection reading order_lines after
+	// 500 rows: every range fails, the table is there and empty.
+	faulty := migrateConfig(startFaulty(t, db, tdsserver.Faults{Table: "sales.order_lines", CloseAfterRows: 500}), url, "sales.*")
+	if _, err := run(faulty); err == nil || !strings.Contains(err.Error(), "key range") {
+		t.Fatalf("first run: %v, want failed key ranges", err)
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM sales.order_lines"); n != 0 {
+		t.Errorf("after the first run: %d rows", n)
+	}
+	// Then PostgreSQL refuses the rows of the first range only.
+	for _, q := range []string{
+		`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.line_id < 834 THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`,
+		`CREATE TRIGGER refuse BEFORE INSERT ON sales.order_lines FOR EACH ROW EXECUTE FUNCTION refuse()`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := startSource(t, db)
+	again := migrateConfig(src, url, "sales.*")
+	again.Resume = true
+	sum, err := run(again)
+	if err == nil || !strings.Contains(err.Error(), "[line_id] < 834") {
+		t.Fatalf("second run: %v, want the first range to fail", err)
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM sales.order_lines"); n != lines.Rows-833 {
+		t.Errorf("after the second run: %d rows, want %d", n, lines.Rows-833)
+	}
+	status := map[string]string{}
+	for _, s := range sum.Steps {
+		status[s.Object] = s.Status
+	}
+	if status["sales.order_lines.identity"] != StepNotRun || status["sales.pk_orders"] != StepEarlier {
+		t.Errorf("second run: the identity step %q, pk_orders %q", status["sales.order_lines.identity"], status["sales.pk_orders"])
+	}
+	if _, err := conn.Exec(ctx, "DROP TRIGGER refuse ON sales.order_lines"); err != nil {
+		t.Fatal(err)
+	}
+	last := migrateConfig(src, url, "sales.*")
+	last.Resume = true
+	if sum, err = run(last); err != nil {
+		t.Fatalf("third run: %v", err)
+	}
+	for _, ts := range sum.Tables {
+		if ts.Source == "sales.order_lines" && (ts.Rows != lines.Rows || ts.SourceRows != 833 || ts.Verified != VerifyChecksum || ts.Resumed) {
+			t.Errorf("third run: %+v, want %d rows, the first range's 833 loaded and verified", ts, lines.Rows)
+		}
+	}
+	if n := query[int64](t, conn, "SELECT count(DISTINCT line_id) FROM sales.order_lines"); n != lines.Rows {
+		t.Errorf("%d distinct ids, want %d", n, lines.Rows)
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM sales.order_lines"); n != lines.Rows {
+		t.Errorf("%d rows, want %d", n, lines.Rows)
+	}
+	_, incr, lastID, _ := lines.IdentityValues()
+	if id := query[int64](t, conn, "INSERT INTO sales.order_lines (order_id, product_id, quantity, unit_price, discount) VALUES (1, 1, 1, 1, 0) RETURNING line_id"); id != lastID+incr {
+		t.Errorf("next line_id %d, want %d", id, lastID+incr)
+	}
+}
+
+// The key ranges: [MIN, MAX] split evenly, the first open below, the last
+// above; the plan names them.
+func TestSplitRanges(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 13, Rows: sampleRows})
+	c := migrateConfig(startSource(t, db), "postgres://unused@127.0.0.1:1/x", "sales.order_lines")
+	c.SplitRows = 1000
+	plan, err := Discover(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ranges []string
+	for _, s := range plan.Steps {
+		if s.Phase == PhaseData {
+			ranges = append(ranges, s.Object+": "+s.Where+" | "+s.PGWhere)
+		}
+	}
+	want := "[sales.order_lines#1/3: [line_id] < 834 | line_id < 834 sales.order_lines#2/3: [line_id] >= 834 AND [line_id] < 1667 | line_id >= 834 AND line_id < 1667 sales.order_lines#3/3: [line_id] >= 1667 | line_id >= 1667]"
+	if fmt.Sprint(ranges) != want {
+		t.Errorf("ranges\n got %v\nwant %s", ranges, want)
+	}
+	var b bytes.Buffer
+	if err := plan.Write(&b); err != nil || !strings.Contains(b.String(), "ALTER TABLE sales.order_lines ALTER COLUMN line_id RESTART WITH 2501;") {
+		t.Errorf("plan:\n%s", b.String())
+	}
+}

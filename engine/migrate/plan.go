@@ -72,6 +72,9 @@ type Step struct {
 	// Refs are the other tables a foreign key or view needs loaded.
 	Refs []string
 	SQL  []string
+	// Where and PGWhere are, for a data step that loads one key range of
+	// its table, the range as a T-SQL and as a PostgreSQL predicate.
+	Where, PGWhere string
 }
 
 // Key identifies the step in the state table.
@@ -105,9 +108,8 @@ type TablePlan struct {
 	// Restart, when set, is run after the rows are in, in their
 	// transaction: the identity restarted at the source's next value.
 	Restart string
-	// jsonb marks, per Load column position in the COPY, the fields the
-	// checksum leaves out (PostgreSQL normalises jsonb).
-	skipSum []bool
+	// Parts is how many key ranges the data loads as (0: one piece).
+	Parts int
 }
 
 // Target is schema.table of the target, unquoted.
@@ -563,12 +565,6 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 	}
 	if tp.Load, err = catalog.Project(t, load, nil); err != nil {
 		return err
-	}
-	for i := range mapped {
-		if generated[strings.ToLower(src[i].Name)] {
-			continue
-		}
-		tp.skipSum = append(tp.skipSum, mapped[i].Type.SQL == "jsonb")
 	}
 	b.p.Tables = append(b.p.Tables, tp)
 	b.step(Step{Phase: PhaseTable, Object: tp.Target(), Table: tp.Target(),

@@ -26,7 +26,11 @@ func (p *Plan) Write(w io.Writer) error {
 		}
 		if s.Phase == PhaseData {
 			tp := byTarget[s.Table]
-			fmt.Fprintf(&b, "-- %s <- %s (binary COPY, truncated and loaded in one transaction)\n", s.Object, tp.Load.SQL(""))
+			how := "truncated and loaded in one transaction"
+			if s.Where != "" {
+				how = "a key range, appended in its own transaction"
+			}
+			fmt.Fprintf(&b, "-- %s <- %s (binary COPY, %s)\n", s.Object, tp.Load.SQL(s.Where), how)
 			if tp.Restart != "" {
 				fmt.Fprintf(&b, "%s;\n", tp.Restart)
 			}

@@ -25,6 +25,12 @@ const (
 	VerifyChecksum = "checksum"
 )
 
+// DefaultSplitRows is the size of a key range of a split table in a job
+// or on the command line: big enough that a range's COPY runs at full
+// speed, small enough that a table of tens of millions of rows loads on
+// every session the run has.
+const DefaultSplitRows = 1_000_000
+
 // DefaultStateTable records the steps a migration finished, in the
 // target, so that --resume continues where a run stopped.
 const DefaultStateTable = "public.tdsextract_migrate"
@@ -47,6 +53,11 @@ type Config struct {
 	Resume bool
 	// StateTable is schema.table of the state table (DefaultStateTable).
 	StateTable string
+	// SplitRows: a table with more rows (by the count SQL Server keeps)
+	// whose clustered key leads with an integer column loads as key
+	// ranges of about this many rows, each on its own sessions and in
+	// its own transaction. 0 never splits.
+	SplitRows int64
 	// Connect opens a source session; nil means session.Connect.
 	Connect func(ctx context.Context, cfg session.Config) (*session.Conn, error)
 }
@@ -68,6 +79,9 @@ func (c *Config) Validate() error {
 	case "", CINone, CIICU:
 	default:
 		errs = append(errs, fmt.Sprintf("case_insensitive %q: use none or icu", c.Options.CaseInsensitive))
+	}
+	if c.SplitRows < 0 {
+		errs = append(errs, fmt.Sprintf("split_rows %d: use 0 (never) or a row count", c.SplitRows))
 	}
 	if c.Parallel < 0 || c.Parallel > 64 {
 		errs = append(errs, fmt.Sprintf("parallel %d: use 1 .. 64", c.Parallel))
@@ -121,7 +135,14 @@ func Discover(ctx context.Context, c *Config) (*Plan, error) {
 	describe := func(ctx context.Context, p *catalog.Projection) ([]decode.Column, error) {
 		return catalog.Describe(ctx, conn, p.DescribeSQL(), c.Timeout)
 	}
-	return Build(ctx, db, describe, c.Options)
+	plan, err := Build(ctx, db, describe, c.Options)
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.split(ctx, conn, c.SplitRows, c.Timeout); err != nil {
+		return nil, err
+	}
+	return plan, nil
 }
 
 // Summary is the result of a migration.
@@ -411,6 +432,7 @@ func (r *runner) loadData(ctx context.Context, steps []*Step) {
 		byTarget[tp.Target()] = tp
 	}
 	results := make([]TableSummary, len(steps))
+	started := make([]time.Time, len(steps))
 	par := r.c.Parallel
 	if par <= 0 {
 		par = 4
@@ -434,18 +456,80 @@ func (r *runner) loadData(ctx context.Context, steps []*Step) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			ts := &results[i]
-			t0 := time.Now()
+			started[i] = time.Now()
 			err := r.loadTable(ctx, s, tp, ts)
-			ts.Duration = time.Since(t0)
+			ts.Duration = time.Since(started[i])
 			if err != nil {
 				ts.Error = err.Error()
 				r.markFailed(tp.Target(), "loading its rows failed")
+				if s.Where != "" {
+					err = fmt.Errorf("key range %s: %w", s.Where, err)
+				}
 				r.fail(fmt.Errorf("table %s: %w", tp.Source.FullName(), err))
 			}
 		}()
 	}
 	wg.Wait()
-	r.sum.Tables = results
+	r.sum.Tables = mergeParts(steps, results, started)
+}
+
+// mergeParts sums the key ranges of each table into one summary: rows
+// and bytes added, the time from the first range's start to the last
+// one's end, verified when every range was.
+func mergeParts(steps []*Step, results []TableSummary, started []time.Time) []TableSummary {
+	var out []TableSummary
+	at := map[string]int{}
+	end := map[string]time.Time{}
+	begin := map[string]time.Time{}
+	for i, s := range steps {
+		ts := results[i]
+		if !started[i].IsZero() {
+			if b, ok := begin[s.Table]; !ok || started[i].Before(b) {
+				begin[s.Table] = started[i]
+			}
+			if e := started[i].Add(ts.Duration); e.After(end[s.Table]) {
+				end[s.Table] = e
+			}
+		}
+		k, ok := at[s.Table]
+		if !ok {
+			at[s.Table] = len(out)
+			out = append(out, ts)
+			if ts.Resumed {
+				out[len(out)-1].Verified = "?" // set by the first range loaded now
+			}
+			continue
+		}
+		m := &out[k]
+		m.Rows += ts.Rows
+		m.Bytes += ts.Bytes
+		m.SourceRows += ts.SourceRows
+		m.Resumed = m.Resumed && ts.Resumed
+		m.Checksum = ""
+		// Verified says how the ranges loaded by this run were checked.
+		if !ts.Resumed {
+			if m.Verified == "?" {
+				m.Verified = ts.Verified
+			} else if m.Verified != ts.Verified {
+				m.Verified = ""
+			}
+		}
+		if ts.Error != "" {
+			if m.Error != "" {
+				m.Error += "; "
+			}
+			m.Error += ts.Error
+		}
+	}
+	for t, k := range at {
+		if out[k].Verified == "?" {
+			out[k].Verified = ""
+		}
+		if !begin[t].IsZero() {
+			out[k].Duration = end[t].Sub(begin[t])
+		}
+	}
+	return out
 }
 
 // loadTable streams one table through the PostgreSQL sink: truncated and
@@ -460,7 +544,7 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 	defer conn.Close()
 	verify := r.c.Verify
 	if verify != "" && verify != VerifyNone {
-		n, err := catalog.Count(ctx, conn, tp.Source.Schema, tp.Source.Name, "", r.c.Timeout)
+		n, err := catalog.Count(ctx, conn, tp.Source.Schema, tp.Source.Name, s.Where, r.c.Timeout)
 		if err != nil {
 			return fmt.Errorf("counting the source rows: %w", err)
 		}
@@ -484,7 +568,14 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 			}
 		}
 	}
-	cfg := postgres.Config{Conn: r.c.Target, Schema: tp.Schema, Table: tp.Name, Mode: postgres.ModeTruncate,
+	// A whole table is emptied and loaded in one transaction; a key
+	// range appends in its own (a rerun of a range that did not commit
+	// finds none of its rows).
+	mode := postgres.ModeTruncate
+	if s.Where != "" {
+		mode = postgres.ModeAppend
+	}
+	cfg := postgres.Config{Conn: r.c.Target, Schema: tp.Schema, Table: tp.Name, Mode: mode,
 		Identifiers: postgres.IdentPreserve, Columns: loaded, RefusedValues: postgres.RefuseFail, OffsetColumn: true,
 		VariantTypeColumn: true, NotNull: true, BufferSize: postgres.DefaultBufferSize, Buffers: postgres.DefaultBuffers}
 	if verify == VerifyChecksum {
@@ -505,9 +596,13 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 		if !ok {
 			return errors.New("the load's connection cannot query")
 		}
+		where := ""
+		if s.PGWhere != "" {
+			where = " WHERE " + s.PGWhere
+		}
 		if verify == VerifyCount || verify == VerifyChecksum {
 			var n int64
-			if err := q.QueryRow(ctx, "SELECT count(*) FROM "+t.QualifiedName()).Scan(&n); err != nil {
+			if err := q.QueryRow(ctx, "SELECT count(*) FROM "+t.QualifiedName()+where).Scan(&n); err != nil {
 				return fmt.Errorf("verify: counting the rows loaded: %w", err)
 			}
 			if n != ts.SourceRows {
@@ -517,7 +612,7 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 		}
 		if verify == VerifyChecksum {
 			back := checksum{skip: jsonbFields(t)}
-			if err := readBack(ctx, q.PgConn(), t, &back); err != nil {
+			if err := readBack(ctx, q.PgConn(), t, where, &back); err != nil {
 				return fmt.Errorf("verify: reading the table back: %w", err)
 			}
 			if back.n != sent.n || back.sum != sent.sum {
@@ -542,7 +637,7 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 		}
 		return err
 	}
-	res, err := conn.Query(ctx, session.Query{SQL: tp.Load.SQL(""), Timeout: r.c.Timeout}, sink)
+	res, err := conn.Query(ctx, session.Query{SQL: tp.Load.SQL(s.Where), Timeout: r.c.Timeout}, sink)
 	if res != nil {
 		ts.Rows = res.Rows
 	}
