@@ -180,7 +180,7 @@ func Build(ctx context.Context, db *catalog.Database, describe Describer, o Opti
 		b.foreignKeys(tp)
 	}
 	for _, v := range views {
-		b.view(ctx, v, describe)
+		b.view(v)
 	}
 	sort.SliceStable(b.p.Steps, func(i, j int) bool { return b.p.Steps[i].Phase < b.p.Steps[j].Phase })
 	return b.p, nil

@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -60,7 +59,7 @@ var clauseWords = map[string]bool{"FROM": true, "WHERE": true, "GROUP": true, "H
 	"EXCEPT": true, "INTERSECT": true, "JOIN": true, "INNER": true, "LEFT": true, "RIGHT": true, "FULL": true, "CROSS": true,
 	"OUTER": true, "ON": true, "WITH": true, "OPTION": true, "FOR": true}
 
-func (b *builder) view(ctx context.Context, v *catalog.Table, _ Describer) {
+func (b *builder) view(v *catalog.Table) {
 	obj := v.FullName()
 	if v.Definition == "" {
 		b.untranslated(obj, "view", "", "the definition is not readable (an encrypted view): not created")
