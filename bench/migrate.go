@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -139,11 +138,7 @@ func child(cmd *exec.Cmd, env []string) (migrateSample, error) {
 	if err != nil {
 		return migrateSample{}, fmt.Errorf("%v\n%s", err, out)
 	}
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = int64(ru.Maxrss) * 1024 // kilobytes on Linux
-	}
-	return migrateSample{wall: wall, maxRSS: rss}, nil
+	return migrateSample{wall: wall, maxRSS: peakRSS(cmd.ProcessState)}, nil
 }
 
 func pgloaderChild(bin, addr, table, target string) (migrateSample, error) {
