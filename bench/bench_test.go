@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/tdsextract/tdsextract/internal/pgtest"
@@ -83,5 +84,35 @@ func TestPostgresSuiteParity(t *testing.T) {
 				t.Fatalf("%s/%s: %+v", shape, mode, rs[0])
 			}
 		}
+	}
+}
+
+// The migrate suite must not rot: both legs on a small lineitem, each
+// checked for every row in its target.
+func TestMigrateSuiteParity(t *testing.T) {
+	if _, err := exec.LookPath("pgloader"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("pgloader missing in CI")
+		}
+		t.Skip("skipping: pgloader not installed")
+	}
+	url := pgtest.Start(t)
+	addrFor := func(n int64) (string, func()) {
+		srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1,
+			Rows: map[string]int64{"dbo.lineitem": n}}), Encryption: tdsserver.EncryptNotSup})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv.Addr(), func() { _ = srv.Close() }
+	}
+	rs, err := runMigrateSuite("lineitem", []int64{300}, 2, url, addrFor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Leg != "tdsextract migrate" || rs[1].Leg != "pgloader" || rs[0].Reps != 1 || rs[0].RSSMedianMB <= 0 {
+		t.Fatalf("%+v", rs)
+	}
+	if md := migrateMarkdown(rs); !strings.Contains(md, "300 rows: tdsextract's wall time is") {
+		t.Errorf("markdown:\n%s", md)
 	}
 }

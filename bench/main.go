@@ -125,19 +125,20 @@ type leg struct {
 func main() {
 	servePluginIfAsked()
 	var (
-		out    = flag.String("out", "bench/results/latest.json", "JSON results file")
-		md     = flag.String("md", "bench/results/latest.md", "also write the summary and the full markdown table here")
-		shapes = flag.String("shapes", "poc48,odbc5,wide601,lob,temporal,lineitem", "shapes to run")
-		modes  = flag.String("modes", "memory,loopback", "memory, loopback, parquet (tdsextract's Parquet sink beside DuckDB's writer, parquet.go)")
-		reps   = flag.Int("reps", 9, "repetitions per leg (the first is discarded; at least 9)")
-		rowsF  = flag.Int64("rows", 0, "override the row count of every shape")
-		noBCP  = flag.Bool("no-freebcp", false, "skip the freebcp leg")
-		server = flag.String("server", "", "host:port of a sample server already running in another process (tdsextract sample-server, default seed); default: one in this process")
-		prof   = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (look at one leg with pprof -focus)")
-		suite  = flag.String("suite", "fetch", "fetch (decode into checksums), postgres (load PostgreSQL; shapes default poc48,odbc5,temporal,lineitem) or plugins (the plugin boundary: shapes default poc48,lineitem, mode memory, results in bench/results/plugins.*)")
-		pgURL  = flag.String("pg", "", "PostgreSQL for -suite postgres (superuser: the ceiling legs COPY server-side files); default: a throwaway PostgreSQL started for the run")
-		noPGL  = flag.Bool("no-pgloader", false, "skip the pgloader leg of -suite postgres")
-		pqSet  = flag.String("parquet-set", "", "parquet mode: sink options for tdsextract's legs, key=value,... (default: the sink's defaults)")
+		out     = flag.String("out", "bench/results/latest.json", "JSON results file")
+		md      = flag.String("md", "bench/results/latest.md", "also write the summary and the full markdown table here")
+		shapes  = flag.String("shapes", "poc48,odbc5,wide601,lob,temporal,lineitem", "shapes to run")
+		modes   = flag.String("modes", "memory,loopback", "memory, loopback, parquet (tdsextract's Parquet sink beside DuckDB's writer, parquet.go)")
+		reps    = flag.Int("reps", 9, "repetitions per leg (the first is discarded; at least 9)")
+		rowsF   = flag.Int64("rows", 0, "override the row count of every shape")
+		noBCP   = flag.Bool("no-freebcp", false, "skip the freebcp leg")
+		server  = flag.String("server", "", "host:port of a sample server already running in another process (tdsextract sample-server, default seed); default: one in this process")
+		prof    = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (look at one leg with pprof -focus)")
+		migRows = flag.String("migrate-rows", "100000,1000000", "-suite migrate: row counts of the table, comma-separated")
+		suite   = flag.String("suite", "fetch", "fetch (decode into checksums), postgres (load PostgreSQL; shapes default poc48,odbc5,temporal,lineitem), migrate (tdsextract migrate beside pgloader on lineitem: wall time and peak RSS, results in bench/results/migrate.*) or plugins (the plugin boundary: shapes default poc48,lineitem, mode memory, results in bench/results/plugins.*)")
+		pgURL   = flag.String("pg", "", "PostgreSQL for -suite postgres (superuser: the ceiling legs COPY server-side files); default: a throwaway PostgreSQL started for the run")
+		noPGL   = flag.Bool("no-pgloader", false, "skip the pgloader leg of -suite postgres")
+		pqSet   = flag.String("parquet-set", "", "parquet mode: sink options for tdsextract's legs, key=value,... (default: the sink's defaults)")
 	)
 	flag.Parse()
 	if *suite == "plugins" {
@@ -169,6 +170,49 @@ func main() {
 	if *reps < 9 {
 		fmt.Fprintln(os.Stderr, "bench: -reps must be at least 9 (the first is a discarded warm-up; fewer leave no median worth quoting)")
 		os.Exit(2)
+	}
+	if *suite == "migrate" {
+		if !flagSet("out") {
+			*out = "bench/results/migrate.json"
+		}
+		if !flagSet("md") {
+			*md = "bench/results/migrate.md"
+		}
+		table := "lineitem"
+		if flagSet("shapes") {
+			table = *shapes
+		}
+		var counts []int64
+		for _, f := range strings.Split(*migRows, ",") {
+			var n int64
+			if _, err := fmt.Sscan(f, &n); err != nil || n <= 0 {
+				fail(fmt.Errorf("-migrate-rows: %q is not a row count", f))
+			}
+			counts = append(counts, n)
+		}
+		url := *pgURL
+		if url == "" {
+			srv, err := pgtest.Launch()
+			if err != nil {
+				fail(fmt.Errorf("starting PostgreSQL: %w", err))
+			}
+			defer srv.Stop()
+			url = srv.URL
+		}
+		addrFor := func(n int64) (string, func()) {
+			srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1,
+				Rows: map[string]int64{"dbo." + table: n}}), Encryption: tdsserver.EncryptNotSup})
+			if err != nil {
+				fail(err)
+			}
+			return srv.Addr(), func() { _ = srv.Close() }
+		}
+		rs, err := runMigrateSuite(table, counts, *reps, url, addrFor)
+		if err != nil {
+			fail(err)
+		}
+		writeMigrateResults(rs, *md, *out)
+		return
 	}
 	rows := map[string]int64{}
 	for s, n := range shapeRows {

@@ -29,6 +29,9 @@ type JobConfig struct {
 	Parallel int `mapstructure:"parallel"`
 	// SummaryFile, when set, receives the run summary as JSON.
 	SummaryFile string `mapstructure:"summary_file"`
+	// Migrate, when set, makes the job a migration of the source database
+	// into PostgreSQL (package engine/migrate) instead of extracts.
+	Migrate *MigrateConfig `mapstructure:"migrate"`
 	// File is the job file the configuration was read from, for messages
 	// (set by whoever read it; not a key of the file).
 	File string `mapstructure:"-"`
@@ -80,6 +83,39 @@ type ExtractConfig struct {
 	Verify string `mapstructure:"verify"`
 	// Sinks of this extract; default: the job's sinks.
 	Sinks []SinkConfig `mapstructure:"sinks"`
+}
+
+// MigrateConfig is the migrate: section of a job: the whole source
+// database (or the tables Include and Exclude select) into PostgreSQL.
+// The engine only checks its shape; package engine/migrate runs it.
+type MigrateConfig struct {
+	// Target is the PostgreSQL server: a postgres:// URL or a
+	// keyword/value string.
+	Target secret.Secret `mapstructure:"target"`
+	// TargetPasswordEnv and TargetPasswordFile supply its password.
+	TargetPasswordEnv  string `mapstructure:"target_password_env"`
+	TargetPasswordFile string `mapstructure:"target_password_file"`
+	// Include and Exclude select tables and views by schema.table
+	// patterns with * and ? (default every table and view).
+	Include []string `mapstructure:"include"`
+	Exclude []string `mapstructure:"exclude"`
+	// Parallel is how many tables load at once (default 4).
+	Parallel int `mapstructure:"parallel"`
+	// SplitRows: a table with more rows whose clustered key leads with
+	// an integer column loads as key ranges of about this many rows
+	// (0: the default, 1000000; negative: never split).
+	SplitRows int64 `mapstructure:"split_rows"`
+	// Verify is none (default), count or checksum.
+	Verify string `mapstructure:"verify"`
+	// Identifiers is lower (default) or preserve.
+	Identifiers string `mapstructure:"identifiers"`
+	// CaseInsensitive is none (default) or icu.
+	CaseInsensitive string `mapstructure:"case_insensitive"`
+	// Resume continues an earlier run recorded in the state table.
+	Resume bool `mapstructure:"resume"`
+	// StateTable is schema.table of the record of finished steps
+	// (default public.tdsextract_migrate).
+	StateTable string `mapstructure:"state_table"`
 }
 
 // ConvertConfig replaces one column's SELECT expression.

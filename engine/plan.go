@@ -161,8 +161,15 @@ func resolve(job *JobConfig, reg *sinks.Registry, lookup func(string) (string, b
 	// The job's sinks are resolved once (their problems reported once) for
 	// every extract that names none of its own.
 	jobSinks := r.sinks("sinks", job.Sinks, reg)
-	if len(job.Extracts) == 0 {
-		r.add("extracts", "no extract: add at least one table or query")
+	switch {
+	case job.Migrate != nil && len(job.Extracts) > 0:
+		r.add("migrate", "a job either migrates (migrate:) or runs extracts (extracts:), not both")
+	case job.Migrate != nil:
+		if job.Migrate.Target == "" {
+			r.add("migrate.target", "missing: the PostgreSQL server, e.g. postgres://user@host:5432/db")
+		}
+	case len(job.Extracts) == 0:
+		r.add("extracts", "no extract: add at least one table or query (or a migrate: section)")
 	}
 	names := map[string]int{}
 	for i := range job.Extracts {

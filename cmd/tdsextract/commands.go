@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +15,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/engine/migrate"
 	"github.com/tdsextract/tdsextract/internal/secret"
 	"github.com/tdsextract/tdsextract/plugins"
 	"github.com/tdsextract/tdsextract/sinks"
@@ -80,7 +79,7 @@ COPY, CSV, plugins), with bounded memory, exact types and verified row counts.`,
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&g.pluginsDir, "plugins-dir", "", "directory of sink plugins, each a sink type plugin:NAME (env TDSEXTRACT_PLUGINS_DIR; default "+defaultPluginsDir()+")")
 
-	root.AddCommand(newRunCmd(g), newExportCmd(g), newInspectCmd(g), newSinksCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g))
+	root.AddCommand(newRunCmd(g), newExportCmd(g), newMigrateCmd(g), newInspectCmd(g), newSinksCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g))
 	return root
 }
 
@@ -166,6 +165,20 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 			if summaryJSON != "" {
 				job.SummaryFile = summaryJSON
 			}
+			if job.Migrate != nil {
+				c, err := migrate.FromJob(job)
+				if err != nil {
+					return err
+				}
+				if _, err := engine.Resolve(job, g.registry); err != nil {
+					return &engine.JobError{Kind: engine.KindConfig, Err: err}
+				}
+				if dryRun {
+					fmt.Fprintf(g.stdout, "%s: valid (a migration)\n", args[0])
+					return nil
+				}
+				return runMigrate(cmd.Context(), g, c, false, job.SummaryFile)
+			}
 			if dryRun {
 				plan, err := engine.Resolve(job, g.registry)
 				if err != nil {
@@ -200,22 +213,7 @@ func runJob(ctx context.Context, g *globalOpts, job *engine.JobConfig) error {
 	return err
 }
 
-func writeSummaryJSON(path string, sum *engine.Summary) error {
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return err
-	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("summary: %w", err)
-		}
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("summary: %w", err)
-	}
-	return os.Rename(tmp, path)
-}
+func writeSummaryJSON(path string, sum *engine.Summary) error { return writeJSON(path, sum) }
 
 func printSummary(w io.Writer, sum *engine.Summary) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)

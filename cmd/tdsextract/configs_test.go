@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/engine/migrate"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
@@ -43,7 +44,8 @@ func TestConfigsRunAgainstSampleServer(t *testing.T) {
 				t.Fatalf("%s does not connect to the sample server's address 127.0.0.1:14330", f)
 			}
 			body = strings.NewReplacer("127.0.0.1:14330", "127.0.0.1:"+port, "127.0.0.1,14330", "127.0.0.1,"+port).Replace(body)
-			if strings.Contains(body, "type: postgres") {
+			isMigration := strings.Contains(body, "\nmigrate:")
+			if strings.Contains(body, "type: postgres") || isMigration {
 				// The PostgreSQL examples load a throwaway PostgreSQL 15
 				// instead of the server their comments name.
 				pg := pgtest.Start(t)
@@ -55,6 +57,22 @@ func TestConfigsRunAgainstSampleServer(t *testing.T) {
 			t.Chdir(dir) // the examples write under ./out
 			sum := filepath.Join(dir, "summary.json")
 			code, out, errOut := runCLI(t, "--quiet", "run", "--summary-json", sum, job)
+			if isMigration {
+				// A migration's summary is per table and per step.
+				var m migrate.Summary
+				if b, err := os.ReadFile(sum); err != nil || json.Unmarshal(b, &m) != nil {
+					t.Fatalf("exit %d, no summary (%v)\n%s%s", code, err, out, errOut)
+				}
+				if code != 0 || !m.OK || len(m.Tables) == 0 {
+					t.Errorf("exit %d, ok %v, %d tables\n%s%s", code, m.OK, len(m.Tables), out, errOut)
+				}
+				for _, tb := range m.Tables {
+					if tb.Error != "" || tb.Verified == "" {
+						t.Errorf("%s: %+v", tb.Source, tb)
+					}
+				}
+				return
+			}
 			var s engine.Summary
 			if b, err := os.ReadFile(sum); err != nil || json.Unmarshal(b, &s) != nil {
 				t.Fatalf("exit %d, no summary (%v)\n%s%s", code, err, out, errOut)

@@ -70,11 +70,15 @@ func TestLoadEverything(t *testing.T) {
 	}
 	for i, m := range testDB.Sequences() {
 		s := db.Sequences[i]
-		got := fmt.Sprintf("%s.%s %s start %v incr %v min %v max %v cycle %v cached %v cache %d current %v",
-			s.Schema, s.Name, s.TypeName, s.Start, s.Increment, s.Min, s.Max, s.Cycle, s.Cached, s.Cache, s.Current)
+		got := fmt.Sprintf("%s.%s %s start %v incr %v min %v max %v cycle %v cached %v cache %d current %v used %v %v",
+			s.Schema, s.Name, s.TypeName, s.Start, s.Increment, s.Min, s.Max, s.Cycle, s.Cached, s.Cache, s.Current,
+			s.LastUsed != nil, s.LastUsedUnknown)
+		if s.LastUsed != nil && s.LastUsed.Cmp(s.Current) != 0 {
+			t.Errorf("%s: last_used_value %v, current_value %v", s.Name, s.LastUsed, s.Current)
+		}
 		typ, _, _ := strings.Cut(m.Type, "(")
-		want := fmt.Sprintf("%s.%s %s start %d incr %d min %d max %d cycle %v cached %v cache %d current %d",
-			m.Schema, m.Name, typ, m.Start, m.Increment, m.Min, m.Max, m.Cycle, m.Cache > 0, m.Cache, m.Current)
+		want := fmt.Sprintf("%s.%s %s start %d incr %d min %d max %d cycle %v cached %v cache %d current %d used %v false",
+			m.Schema, m.Name, typ, m.Start, m.Increment, m.Min, m.Max, m.Cycle, m.Cache > 0, m.Cache, m.Current, m.Used)
 		if got != want {
 			t.Errorf("sequence\n got %s\nwant %s", got, want)
 		}

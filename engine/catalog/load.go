@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,7 +46,10 @@ const (
 		`sq.increment, sq.minimum_value, sq.maximum_value, sq.is_cycling, sq.is_cached, sq.cache_size, sq.current_value ` +
 		`FROM sys.sequences AS sq JOIN sys.schemas AS s ON s.schema_id = sq.schema_id ` +
 		`JOIN sys.types AS ty ON ty.user_type_id = sq.user_type_id`
-	qColumns = `SELECT c.object_id, c.column_id, c.name, ty.name AS type_name, bt.name AS base_type_name, c.max_length, ` +
+	// qSequencesUsed is separate from qSequences: last_used_value exists
+	// from SQL Server 2017 on, and older servers refuse the statement.
+	qSequencesUsed = `SELECT sq.object_id, sq.last_used_value FROM sys.sequences AS sq`
+	qColumns       = `SELECT c.object_id, c.column_id, c.name, ty.name AS type_name, bt.name AS base_type_name, c.max_length, ` +
 		`c.precision, c.scale, c.collation_name, c.is_nullable, c.is_identity, c.is_computed FROM sys.columns AS c ` +
 		`JOIN sys.types AS ty ON ty.user_type_id = c.user_type_id LEFT JOIN sys.types AS bt ON bt.user_type_id = c.system_type_id ` +
 		`WHERE %s ORDER BY c.object_id, c.column_id`
@@ -178,8 +182,19 @@ func Load(ctx context.Context, q Querier, opts Options) (*Database, error) {
 		for _, t := range db.Tables {
 			schemas[strings.ToLower(t.Schema)] = true
 		}
+		used, uerr := run(ctx, q, []string{qSequencesUsed}, opts.Timeout)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var last map[int32]*big.Int
+		if uerr == nil {
+			if last, err = parseSequencesUsed(used[0].rows); err != nil {
+				return nil, err
+			}
+		}
 		for _, s := range seqs {
 			if len(opts.Filter.Include) == 0 || schemas[strings.ToLower(s.Schema)] {
+				s.LastUsed, s.LastUsedUnknown = last[s.ObjectID], uerr != nil
 				db.Sequences = append(db.Sequences, s)
 			}
 		}

@@ -371,4 +371,11 @@ type Sequence struct {
 	// Current is sys.sequences.current_value: the last value handed out,
 	// or the start value when none was.
 	Current *big.Int
+	// LastUsed is sys.sequences.last_used_value: nil when no value was
+	// ever handed out. Only it tells a sequence that handed out its start
+	// value from one never used (current_value is the start value for
+	// both). LastUsedUnknown is set when the server has no such column
+	// (before SQL Server 2017).
+	LastUsed        *big.Int
+	LastUsedUnknown bool
 }

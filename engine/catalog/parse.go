@@ -168,6 +168,22 @@ func parseSequences(rows [][]any) ([]Sequence, error) {
 	return out, nil
 }
 
+// parseSequencesUsed reads qSequencesUsed: last_used_value by object id.
+func parseSequencesUsed(rows [][]any) (map[int32]*big.Int, error) {
+	out := make(map[int32]*big.Int, len(rows))
+	for _, r := range rows {
+		f := fields{view: "sys.sequences", row: r}
+		id, v := int32(f.int(0)), f.big(1)
+		if f.err != nil {
+			return nil, f.err
+		}
+		if v != nil {
+			out[id] = v
+		}
+	}
+	return out, nil
+}
+
 // attach reads the results of the detail queries (in the order of the
 // detail list) into tables. Rows of tables not in the list are ignored.
 func attach(tables []*Table, sets [][][]any) error {

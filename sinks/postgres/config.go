@@ -85,6 +85,7 @@ type Config struct {
 	BufferSize        int
 	Buffers           int
 	BeforeCommit      BeforeCommit
+	OnRow             OnRow
 
 	// stream replaces the owned-buffer pipe (the hand-off benchmark).
 	stream func(buffers, size int) copyStream
@@ -95,6 +96,13 @@ type Config struct {
 // e.g. to create indexes or constraints that must appear with the data.
 // An error rolls the whole load back.
 type BeforeCommit func(ctx context.Context, tx Execer, t *Table) error
+
+// OnRow, when set in a Config built in Go (the migrate command's
+// checksum), sees every tuple as it goes into the COPY: the binary COPY
+// encoding of one row (its 16-bit field count, then each field's 32-bit
+// length and bytes). The slice is only valid until OnRow returns; a
+// rejected row is not passed.
+type OnRow func(tuple []byte)
 
 // ConnConfig is how to reach PostgreSQL.
 type ConnConfig struct {

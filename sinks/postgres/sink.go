@@ -800,6 +800,9 @@ func (s *Sink) EndRow() error {
 		}
 		return nil
 	}
+	if s.cfg.OnRow != nil {
+		s.cfg.OnRow(s.b[s.rowStart:])
+	}
 	n := len(s.b) - s.rowStart
 	s.lastRow = n
 	if cap(s.b)-len(s.b) < n+2 {

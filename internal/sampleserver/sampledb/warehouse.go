@@ -98,7 +98,8 @@ func (b *builder) warehouse() {
 	si.lowerB = func(k int64) int64 { return max(0, (k-100+9)/10) }
 	si.Indexes = append(si.Indexes, Index{Name: "UQ_sites_code", Columns: []string{"code"}, Unique: true, UniqueConstraint: true})
 	si.Checks = []Check{{Name: "CK_sites_code", Column: "code", Definition: "([code] like '[A-Z][A-Z][A-Z]-[0-9][0-9][0-9]')"}}
-	si.Defaults = map[string]string{"country": "('NL')", "created_at": "(sysdatetime())", "site_guid": "(newsequentialid())"}
+	si.Defaults = map[string]string{"country": "('NL')", "opened_on": "(CONVERT([date],getutcdate()))",
+		"created_at": "(sysdatetime())", "site_guid": "(newsequentialid())"}
 	si.rowFn = func(i int64, dst []any) []any {
 		h := w.h(0x517E, i)
 		code := fmt.Sprintf("%s-%03d", prefixes[i/1000%int64(len(prefixes))], i%1000+1)

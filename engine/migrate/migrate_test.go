@@ -1,0 +1,630 @@
+package migrate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	neturl "net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/internal/pgcheck"
+	"github.com/tdsextract/tdsextract/internal/pgtest"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/secret"
+	"github.com/tdsextract/tdsextract/sinks/postgres"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.StopShared()
+	os.Exit(code)
+}
+
+// sampleRows keeps the sample small: the tests are about the schema and
+// every value, not volume.
+var sampleRows = map[string]int64{"sales.customers": 300, "sales.products": 120, "sales.orders": 900,
+	"sales.order_lines": 2500, "warehouse.sites": 12, "warehouse.stock": 600, "warehouse.movements": 1500}
+
+// startSource starts the sample server on db and returns the session
+// config to reach it.
+func startSource(t testing.TB, db *sampledb.DB) session.Config {
+	t.Helper()
+	return startFaulty(t, db, tdsserver.Faults{})
+}
+
+// startFaulty is startSource with faults injected into query responses.
+func startFaulty(t testing.TB, db *sampledb.DB, f tdsserver.Faults) session.Config {
+	t.Helper()
+	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: db, Faults: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return session.Config{Host: "127.0.0.1", Port: srv.Port(), User: tdsserver.DefaultUser, Password: tdsserver.DefaultPassword,
+		Database: "sample", Encrypt: session.EncryptDisable, ConnectTimeout: 20 * time.Second}
+}
+
+// freshDB creates an empty database on the shared server and returns its
+// connection string and a connection to it.
+func freshDB(t testing.TB, name string) (string, *pgx.Conn) {
+	t.Helper()
+	url := pgtest.Shared(t)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	dbURL := u.String()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	return dbURL, conn
+}
+
+func migrateConfig(src session.Config, target string, include ...string) *Config {
+	return &Config{Source: src, Timeout: session.TimeoutOf(time.Minute), Filter: catalog.Filter{Include: include},
+		Target: postgres.ConnConfig{Connection: secret.Secret(target), ConnectTimeout: 20 * time.Second}, Parallel: 3}
+}
+
+// migrated runs a whole migration of include into a fresh database and
+// returns the plan, the summary and a connection to the target.
+func migrated(t *testing.T, db *sampledb.DB, dbname string, edit func(*Config), include ...string) (*Plan, *Summary, *pgx.Conn) {
+	t.Helper()
+	src := startSource(t, db)
+	url, conn := freshDB(t, dbname)
+	c := migrateConfig(src, url, include...)
+	if edit != nil {
+		edit(c)
+	}
+	ctx := context.Background()
+	plan, err := Discover(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(ctx, c, plan)
+	if err != nil {
+		var b bytes.Buffer
+		_ = plan.Write(&b)
+		t.Fatalf("migrate: %v\n%s", err, b.String())
+	}
+	return plan, sum, conn
+}
+
+func query[T any](t *testing.T, conn *pgx.Conn, q string, args ...any) T {
+	t.Helper()
+	var v T
+	if err := conn.QueryRow(context.Background(), q, args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return v
+}
+
+// pgCode is the SQLSTATE of err, "" when it is not a PostgreSQL error.
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// The sales and warehouse schemas migrated into a real PostgreSQL 15:
+// the schema as the catalog shows it, identities and sequences going on
+// from the source's next values, defaults, checks and foreign keys that
+// act, generated columns, the view, and every value read back equal.
+func TestMigrateSample(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 3, Rows: sampleRows})
+	plan, sum, conn := migrated(t, db, "migrate_sample", func(c *Config) { c.Verify = VerifyChecksum }, "sales.*", "warehouse.*")
+	ctx := context.Background()
+	if len(plan.Untranslated) != 0 {
+		t.Errorf("untranslated: %+v", plan.Untranslated)
+	}
+
+	// Every table loaded and verified by checksum.
+	for _, ts := range sum.Tables {
+		schema, name, _ := strings.Cut(ts.Source, ".")
+		src, _ := db.Table(schema, name)
+		if ts.Rows != src.Rows || ts.SourceRows != src.Rows || ts.Verified != VerifyChecksum || ts.Error != "" {
+			t.Errorf("%s: %+v, want %d rows verified by checksum", ts.Source, ts, src.Rows)
+		}
+	}
+	if len(sum.Tables) != 7 {
+		t.Errorf("%d tables", len(sum.Tables))
+	}
+
+	// Columns: types, nullability, identity, generated, defaults.
+	cols := map[string]string{}
+	rows, err := conn.Query(ctx, `SELECT table_schema||'.'||table_name||'.'||column_name,
+		concat_ws(' ', format_type(a.atttypid, a.atttypmod), CASE WHEN is_nullable = 'NO' THEN 'not null' END,
+			CASE WHEN is_identity = 'YES' THEN 'identity '||identity_generation||' '||identity_start||' '||identity_increment END,
+			CASE WHEN is_generated = 'ALWAYS' THEN 'generated '||generation_expression END,
+			CASE WHEN column_default IS NOT NULL THEN 'default '||column_default END)
+		FROM information_schema.columns c
+		JOIN pg_catalog.pg_attribute a ON a.attrelid = (quote_ident(table_schema)||'.'||quote_ident(table_name))::regclass AND a.attname = column_name
+		WHERE table_schema IN ('sales', 'warehouse')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		cols[k] = strings.Join(strings.Fields(v), " ")
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"sales.customers.customer_id":     "integer not null identity BY DEFAULT 1 1",
+		"sales.customers.created_at":      "timestamp(3) without time zone not null default now()",
+		"sales.customers.is_active":       "boolean not null default true",
+		"sales.customers.city":            "character varying(60)",
+		"sales.orders.status":             "character varying(20) not null default 'new'::character varying",
+		"sales.order_lines.unit_price":    "numeric(10,2) not null",
+		"warehouse.sites.site_id":         "integer not null identity BY DEFAULT 100 10",
+		"warehouse.sites.site_guid":       "uuid not null default gen_random_uuid()",
+		"warehouse.sites.opened_on":       "date not null default ((now() AT TIME ZONE 'UTC'::text))::date",
+		"warehouse.sites.country":         "character(2) not null default 'NL'::bpchar",
+		"warehouse.stock.stock_value":     "numeric(21,2) generated ((quantity)::numeric * unit_cost)",
+		"warehouse.stock.needs_reorder":   "integer generated CASE WHEN (quantity < reorder_level) THEN 1 ELSE 0 END",
+		"warehouse.movements.movement_id": "bigint not null default nextval('warehouse.movement_seq'::regclass)",
+		"warehouse.movements.moved_at":    "timestamp(6) without time zone not null default now()",
+		"warehouse.movements.note":        "character varying(200) default ''::character varying",
+	} {
+		if cols[k] != want {
+			t.Errorf("column %s:\n got %q\nwant %q", k, cols[k], want)
+		}
+	}
+	for _, tb := range db.Tables() {
+		if tb.Schema != "sales" && tb.Schema != "warehouse" {
+			continue
+		}
+		for _, c := range tb.Columns {
+			if _, ok := cols[tb.Schema+"."+tb.Name+"."+strings.ToLower(c.Name)]; !ok {
+				t.Errorf("column %s.%s.%s missing", tb.Schema, tb.Name, c.Name)
+			}
+		}
+	}
+
+	// Keys, foreign keys (every column in order, actions), checks.
+	cons := map[string]string{}
+	rows, err = conn.Query(ctx, `SELECT n.nspname||'.'||conname, pg_get_constraintdef(c.oid) FROM pg_constraint c
+		JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname IN ('sales', 'warehouse') AND contype <> 'n'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		cons[k] = v
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"warehouse.pk_stock":              "PRIMARY KEY (site_id, sku)",
+		"warehouse.uq_sites_code":         "UNIQUE (code)",
+		"warehouse.fk_movements_stock":    "FOREIGN KEY (site_id, sku) REFERENCES warehouse.stock(site_id, sku) ON UPDATE CASCADE ON DELETE CASCADE",
+		"sales.fk_order_lines_orders":     "FOREIGN KEY (order_id) REFERENCES sales.orders(order_id) ON DELETE CASCADE",
+		"sales.fk_orders_customers":       "FOREIGN KEY (customer_id) REFERENCES sales.customers(customer_id)",
+		"warehouse.ck_sites_code":         "CHECK (((code)::text ~* '^[A-Z][A-Z][A-Z]-[0-9][0-9][0-9]$'::text))",
+		"warehouse.ck_stock_levels":       "CHECK (((reorder_level >= 0) AND (unit_cost >= (0)::numeric)))",
+		"warehouse.ck_movements_quantity": "CHECK ((quantity <> 0))",
+	} {
+		if cons[k] != want {
+			t.Errorf("constraint %s:\n got %q\nwant %q", k, cons[k], want)
+		}
+	}
+	// Every source key, foreign key and check has its constraint.
+	n := 0
+	for _, tb := range db.Tables() {
+		if tb.Schema == "sales" || tb.Schema == "warehouse" {
+			n += len(tb.ForeignKeys) + len(tb.Checks)
+			for _, ix := range tb.Indexes {
+				if ix.PrimaryKey || ix.UniqueConstraint {
+					n++
+				}
+			}
+		}
+	}
+	if len(cons) != n {
+		t.Errorf("%d constraints, the source has %d: %v", len(cons), n, cons)
+	}
+
+	// Indexes: filtered as partial, INCLUDE, DESC.
+	for name, want := range map[string]string{
+		"ix_stock_low":            "CREATE INDEX ix_stock_low ON warehouse.stock USING btree (site_id, quantity) INCLUDE (reorder_level) WHERE (quantity < 10)",
+		"ix_movements_site_moved": "CREATE INDEX ix_movements_site_moved ON warehouse.movements USING btree (site_id, moved_at DESC) INCLUDE (quantity, reason)",
+		"ux_customers_email":      "CREATE UNIQUE INDEX ux_customers_email ON sales.customers USING btree (email)",
+		"ix_customers_last_name":  "CREATE INDEX ix_customers_last_name ON sales.customers USING btree (last_name, first_name) INCLUDE (city)",
+	} {
+		if got := query[string](t, conn, "SELECT indexdef FROM pg_indexes WHERE indexname = $1", name); got != want {
+			t.Errorf("index %s:\n got %s\nwant %s", name, got, want)
+		}
+	}
+	idx := 0
+	for _, tb := range db.Tables() {
+		if tb.Schema == "sales" || tb.Schema == "warehouse" {
+			idx += len(tb.Indexes)
+		}
+	}
+	if got := query[int64](t, conn, "SELECT count(*) FROM pg_indexes WHERE schemaname IN ('sales', 'warehouse')"); got != int64(idx) {
+		t.Errorf("%d indexes, the source has %d", got, idx)
+	}
+
+	// Identity: a row inserted without an id gets the source's next value.
+	for _, name := range []string{"sales.customers", "warehouse.sites"} {
+		schema, table, _ := strings.Cut(name, ".")
+		tb, _ := db.Table(schema, table)
+		_, incr, last, _ := tb.IdentityValues()
+		var id int64
+		q := "INSERT INTO sales.customers (first_name, last_name, email) VALUES ('Ada', 'Lovelace', 'ada@example.com') RETURNING customer_id"
+		if name == "warehouse.sites" {
+			q = "INSERT INTO warehouse.sites (code, name, opened_on) VALUES ('new-001', 'New depot', '2026-01-01') RETURNING site_id"
+		}
+		if err := conn.QueryRow(ctx, q).Scan(&id); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if id != last+incr {
+			t.Errorf("%s: the next identity is %d, the source's is %d", name, id, last+incr)
+		}
+	}
+	// Sequences: the next value is the source's.
+	for _, sq := range db.Sequences() {
+		want := sq.Start
+		if sq.Used {
+			want = sq.Current + sq.Increment
+		}
+		if got := query[int64](t, conn, fmt.Sprintf("SELECT nextval('%s.%s')", sq.Schema, sq.Name)); got != want {
+			t.Errorf("sequence %s: next value %d, want %d", sq.Name, got, want)
+		}
+	}
+
+	// Defaults apply; NEXT VALUE FOR draws from the migrated sequence.
+	var mid int64
+	var reason, note string
+	var ref [16]byte
+	var moved time.Time
+	err = conn.QueryRow(ctx, `INSERT INTO warehouse.movements (site_id, sku, quantity) SELECT site_id, sku, 3 FROM warehouse.stock LIMIT 1
+		RETURNING movement_id, reason, note, ref, moved_at`).Scan(&mid, &reason, &note, &ref, &moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mid <= 1000+5*(sampleRows["warehouse.movements"]-1) || reason != "adjust" || note != "" || ref == [16]byte{} || time.Since(moved) > time.Hour || time.Since(moved) < -time.Hour {
+		t.Errorf("defaults: movement_id %d reason %q note %q ref %x moved_at %v", mid, reason, note, ref, moved)
+	}
+
+	var opened time.Time
+	if err := conn.QueryRow(ctx, "INSERT INTO warehouse.sites (code, name) VALUES ('Utc-001', 'x') RETURNING opened_on").Scan(&opened); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Now().UTC(); opened.Format(time.DateOnly) != d.Format(time.DateOnly) && opened.Format(time.DateOnly) != d.Add(-time.Minute).Format(time.DateOnly) {
+		t.Errorf("opened_on defaults to %v, want the UTC date %v", opened, d)
+	}
+
+	// Checks and foreign keys enforce; cascades act.
+	for q, code := range map[string]string{
+		"UPDATE warehouse.stock SET quantity = -1 WHERE stock_id = 1":                                                                "23514",
+		"INSERT INTO warehouse.sites (code, name, opened_on) VALUES ('AB-1', 'x', '2026-01-01')":                                     "23514",
+		"INSERT INTO warehouse.movements (site_id, sku, quantity) VALUES (100, 'SKU-NONE', 1)":                                       "23503",
+		"INSERT INTO sales.orders (customer_id, status, total) VALUES (999999, 'new', 0)":                                            "23503",
+		"INSERT INTO warehouse.stock (stock_id, site_id, sku, quantity, reorder_level, unit_cost) VALUES (1, 100, 'SKU-X', 1, 1, 1)": "23505",
+	} {
+		if _, err := conn.Exec(ctx, q); pgCode(err) != code {
+			t.Errorf("%s: %v, want SQLSTATE %s", q, err, code)
+		}
+	}
+	var site int64
+	var sku string
+	if err := conn.QueryRow(ctx, "SELECT site_id, sku FROM warehouse.movements GROUP BY site_id, sku ORDER BY count(*) DESC LIMIT 1").Scan(&site, &sku); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "UPDATE warehouse.stock SET sku = 'MOVED-1' WHERE site_id = $1 AND sku = $2", site, sku); err != nil {
+		t.Fatal(err)
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM warehouse.movements WHERE site_id = $1 AND sku = 'MOVED-1'", site); n == 0 {
+		t.Error("ON UPDATE CASCADE did not reach movements")
+	}
+	if _, err := conn.Exec(ctx, "DELETE FROM warehouse.stock WHERE site_id = $1 AND sku = 'MOVED-1'", site); err != nil {
+		t.Fatal(err)
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM warehouse.movements WHERE site_id = $1 AND sku = 'MOVED-1'", site); n != 0 {
+		t.Errorf("ON DELETE CASCADE left %d movements", n)
+	}
+
+	// The view gives the source view's rows.
+	var lv *sampledb.Table
+	for _, v := range db.Views() {
+		if v.Name == "low_stock" {
+			lv = v
+		}
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM warehouse.low_stock"); n != lv.Rows {
+		t.Errorf("view low_stock: %d rows, want %d", n, lv.Rows)
+	}
+}
+
+// Every value of every migrated table, generated columns included, read
+// back with pgx and compared with the source's.
+func TestMigrateValues(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 5, Rows: sampleRows})
+	plan, _, conn := migrated(t, db, "migrate_values", nil, "sales.*", "warehouse.*")
+	for _, tp := range plan.Tables {
+		src, _ := db.Table(tp.Source.Schema, tp.Source.Name)
+		var tcols []pgcheck.Column
+		for _, m := range tp.Columns {
+			tcols = append(tcols, pgcheck.Column{Name: m.Name, Source: src.ColumnIndex(m.SourceName), Companion: m.Companion})
+		}
+		var order []string
+		for _, k := range src.Key {
+			order = append(order, strings.ToLower(k))
+		}
+		pgcheck.Compare(t, context.Background(), conn, tp.QualifiedName(), strings.Join(order, ", "), tcols, src.Columns, src.Rows, src.Row)
+	}
+}
+
+// One table failing mid-load leaves the others loaded and says which one
+// failed; what depends on it is not run. A rerun without --resume is
+// refused; with it, the rest is done and no row is there twice.
+func TestResume(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 11, Rows: sampleRows})
+	url, conn := freshDB(t, "migrate_resume")
+	ctx := context.Background()
+	faulty := migrateConfig(startFaulty(t, db, tdsserver.Faults{Table: "warehouse.stock", CloseAfterRows: 250}), url, "warehouse.*")
+	faulty.Verify = VerifyCount
+	plan, err := Discover(ctx, faulty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(ctx, faulty, plan)
+	if err == nil || !strings.Contains(err.Error(), "table warehouse.stock") {
+		t.Fatalf("first run: %v, want a failure of warehouse.stock", err)
+	}
+	status := map[string]string{}
+	for _, s := range sum.Steps {
+		status[s.Phase+" "+s.Object] = s.Status
+	}
+	for k, want := range map[string]string{"key warehouse.pk_sites": StepDone, "key warehouse.pk_stock": StepNotRun,
+		"foreign key warehouse.stock.fk_stock_sites": StepNotRun, "foreign key warehouse.movements.fk_movements_stock": StepNotRun,
+		"view warehouse.low_stock": StepNotRun, "index warehouse.ix_movements_site_moved": StepDone} {
+		if status[k] != want {
+			t.Errorf("first run: %s is %q, want %q", k, status[k], want)
+		}
+	}
+	for _, ts := range sum.Tables {
+		if (ts.Error != "") != (ts.Source == "warehouse.stock") {
+			t.Errorf("first run: %s: %+v", ts.Source, ts)
+		}
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM warehouse.stock"); n != 0 {
+		t.Errorf("the failed load left %d rows", n)
+	}
+
+	good := migrateConfig(startSource(t, db), url, "warehouse.*")
+	good.Verify = VerifyCount
+	if _, err := Run(ctx, good, plan); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Fatalf("rerun without resume: %v", err)
+	}
+	good.Resume = true
+	plan, err = Discover(ctx, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err = Run(ctx, good, plan)
+	if err != nil {
+		t.Fatalf("resumed run: %v", err)
+	}
+	for _, ts := range sum.Tables {
+		if ts.Resumed != (ts.Source != "warehouse.stock") || ts.Error != "" {
+			t.Errorf("resumed run: %s: %+v", ts.Source, ts)
+		}
+	}
+	for _, s := range sum.Steps {
+		if s.Status != StepDone && s.Status != StepEarlier {
+			t.Errorf("resumed run: %+v", s)
+		}
+	}
+	for _, tb := range db.Tables() {
+		if tb.Schema != "warehouse" {
+			continue
+		}
+		if n := query[int64](t, conn, "SELECT count(*) FROM warehouse."+tb.Name); n != tb.Rows {
+			t.Errorf("%s: %d rows after resume, want %d", tb.Name, n, tb.Rows)
+		}
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM pg_constraint WHERE conname = 'fk_movements_stock'"); n != 1 {
+		t.Error("fk_movements_stock not created by the resumed run")
+	}
+}
+
+// With --case-insensitive icu the keys under a case-insensitive source
+// collation refuse what SQL Server refuses, and the checks on them still
+// work (pattern matching names another collation).
+func TestCaseInsensitiveKeys(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"warehouse.sites": 5, "warehouse.stock": 0, "warehouse.movements": 0}})
+	plan, _, conn := migrated(t, db, "migrate_ci", func(c *Config) { c.Options.CaseInsensitive = CIICU }, "warehouse.sites")
+	ctx := context.Background()
+	var code string
+	if err := conn.QueryRow(ctx, "SELECT code FROM warehouse.sites LIMIT 1").Scan(&code); err != nil {
+		t.Fatal(err)
+	}
+	_, err := conn.Exec(ctx, "INSERT INTO warehouse.sites (code, name, opened_on) VALUES ($1, 'x', '2026-01-01')", strings.ToLower(code))
+	if pgCode(err) != "23505" {
+		t.Errorf("inserting %q beside %q: %v, want a unique violation", strings.ToLower(code), code, err)
+	}
+	if _, err := conn.Exec(ctx, "INSERT INTO warehouse.sites (code, name, opened_on) VALUES ('zzz-999', 'x', '2026-01-01')"); err != nil {
+		t.Errorf("a lower-case code the check admits: %v", err)
+	}
+	found := false
+	for _, n := range plan.Notes {
+		found = found || n.What == "key" && strings.Contains(n.Detail, CICollation)
+	}
+	if !found {
+		t.Errorf("the plan does not report the case-insensitive key: %+v", plan.Notes)
+	}
+}
+
+// The whole sample database, every type the sample server has (LOBs,
+// sql_variant, CLR types, json, vector, temporal tables with hidden
+// period columns, every code page), migrated with no include pattern and
+// every table verified by checksum.
+func TestMigrateWholeSample(t *testing.T) {
+	rows := map[string]int64{"dbo.poc48": 50, "dbo.odbc5": 50, "dbo.wide601": 5, "dbo.lob": 5, "dbo.lob_nvarchar": 3,
+		"dbo.temporal": 50, "dbo.lineitem": 50}
+	for k, v := range sampleRows {
+		rows[k] = v / 10
+	}
+	db := sampledb.New(sampledb.Config{Seed: 9, Rows: rows})
+	plan, sum, _ := migrated(t, db, "migrate_whole", func(c *Config) { c.Verify = VerifyChecksum })
+	n := 0
+	for _, tb := range db.Tables() {
+		if !tb.Catalog {
+			n++
+		}
+	}
+	if len(sum.Tables) != n || len(plan.Tables) != n {
+		t.Errorf("%d tables migrated, the sample has %d", len(sum.Tables), n)
+	}
+	for _, ts := range sum.Tables {
+		schema, name, _ := strings.Cut(ts.Source, ".")
+		src, _ := db.Table(schema, name)
+		if ts.Error != "" || ts.Verified != VerifyChecksum || ts.Rows != src.Rows {
+			t.Errorf("%s: %+v, want %d rows verified by checksum", ts.Source, ts, src.Rows)
+		}
+	}
+}
+
+// A table above SplitRows loads as key ranges on several sessions: every
+// row once, each range verified by checksum, the identity restarted after
+// the last range. A range that fails is reloaded by --resume alone, and
+// the ranges that committed are not loaded twice.
+func TestSplitTable(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 13, Rows: sampleRows})
+	lines, _ := db.Table("sales", "order_lines")
+	url, conn := freshDB(t, "migrate_split")
+	ctx := context.Background()
+	run := func(c *Config) (*Summary, error) {
+		t.Helper()
+		c.Verify, c.SplitRows = VerifyChecksum, 1000
+		plan, err := Discover(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Run(ctx, c, plan)
+	}
+	// First the server drops every connection reading order_lines after
+	// 500 rows: every range fails, the table is there and empty.
+	faulty := migrateConfig(startFaulty(t, db, tdsserver.Faults{Table: "sales.order_lines", CloseAfterRows: 500}), url, "sales.*")
+	if _, err := run(faulty); err == nil || !strings.Contains(err.Error(), "key range") {
+		t.Fatalf("first run: %v, want failed key ranges", err)
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM sales.order_lines"); n != 0 {
+		t.Errorf("after the first run: %d rows", n)
+	}
+	// Then PostgreSQL refuses the rows of the first range only.
+	for _, q := range []string{
+		`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.line_id < 834 THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`,
+		`CREATE TRIGGER refuse BEFORE INSERT ON sales.order_lines FOR EACH ROW EXECUTE FUNCTION refuse()`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := startSource(t, db)
+	again := migrateConfig(src, url, "sales.*")
+	again.Resume = true
+	sum, err := run(again)
+	if err == nil || !strings.Contains(err.Error(), "[line_id] < 834") {
+		t.Fatalf("second run: %v, want the first range to fail", err)
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM sales.order_lines"); n != lines.Rows-833 {
+		t.Errorf("after the second run: %d rows, want %d", n, lines.Rows-833)
+	}
+	status := map[string]string{}
+	for _, s := range sum.Steps {
+		status[s.Object] = s.Status
+	}
+	if status["sales.order_lines.identity"] != StepNotRun || status["sales.pk_orders"] != StepEarlier {
+		t.Errorf("second run: the identity step %q, pk_orders %q", status["sales.order_lines.identity"], status["sales.pk_orders"])
+	}
+	if _, err := conn.Exec(ctx, "DROP TRIGGER refuse ON sales.order_lines"); err != nil {
+		t.Fatal(err)
+	}
+	last := migrateConfig(src, url, "sales.*")
+	last.Resume = true
+	if sum, err = run(last); err != nil {
+		t.Fatalf("third run: %v", err)
+	}
+	for _, ts := range sum.Tables {
+		if ts.Source == "sales.order_lines" && (ts.Rows != lines.Rows || ts.SourceRows != 833 || ts.Verified != VerifyChecksum || ts.Resumed) {
+			t.Errorf("third run: %+v, want %d rows, the first range's 833 loaded and verified", ts, lines.Rows)
+		}
+	}
+	if n := query[int64](t, conn, "SELECT count(DISTINCT line_id) FROM sales.order_lines"); n != lines.Rows {
+		t.Errorf("%d distinct ids, want %d", n, lines.Rows)
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM sales.order_lines"); n != lines.Rows {
+		t.Errorf("%d rows, want %d", n, lines.Rows)
+	}
+	_, incr, lastID, _ := lines.IdentityValues()
+	if id := query[int64](t, conn, "INSERT INTO sales.order_lines (order_id, product_id, quantity, unit_price, discount) VALUES (1, 1, 1, 1, 0) RETURNING line_id"); id != lastID+incr {
+		t.Errorf("next line_id %d, want %d", id, lastID+incr)
+	}
+}
+
+// The key ranges: [MIN, MAX] split evenly, the first open below, the last
+// above; the plan names them.
+func TestSplitRanges(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 13, Rows: sampleRows})
+	c := migrateConfig(startSource(t, db), "postgres://unused@127.0.0.1:1/x", "sales.order_lines")
+	c.SplitRows = 1000
+	plan, err := Discover(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ranges []string
+	for _, s := range plan.Steps {
+		if s.Phase == PhaseData {
+			ranges = append(ranges, s.Object+": "+s.Where+" | "+s.PGWhere)
+		}
+	}
+	want := "[sales.order_lines#1/3: [line_id] < 834 | line_id < 834 sales.order_lines#2/3: [line_id] >= 834 AND [line_id] < 1667 | line_id >= 834 AND line_id < 1667 sales.order_lines#3/3: [line_id] >= 1667 | line_id >= 1667]"
+	if fmt.Sprint(ranges) != want {
+		t.Errorf("ranges\n got %v\nwant %s", ranges, want)
+	}
+	var b bytes.Buffer
+	if err := plan.Write(&b); err != nil || !strings.Contains(b.String(), "ALTER TABLE sales.order_lines ALTER COLUMN line_id RESTART WITH 2501;") {
+		t.Errorf("plan:\n%s", b.String())
+	}
+}

@@ -1,0 +1,701 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/sinks"
+	"github.com/tdsextract/tdsextract/sinks/postgres"
+)
+
+// Verification modes.
+const (
+	VerifyNone     = "none"
+	VerifyCount    = "count"
+	VerifyChecksum = "checksum"
+)
+
+// DefaultSplitRows is the size of a key range of a split table in a job
+// or on the command line: big enough that a range's COPY runs at full
+// speed, small enough that a table of tens of millions of rows loads on
+// every session the run has.
+const DefaultSplitRows = 1_000_000
+
+// DefaultStateTable records the steps a migration finished, in the
+// target, so that --resume continues where a run stopped.
+const DefaultStateTable = "public.tdsextract_migrate"
+
+// Config is a migration: where from, where to, what and how.
+type Config struct {
+	Source  session.Config
+	Timeout session.Timeout
+	Filter  catalog.Filter
+	Target  postgres.ConnConfig
+	Options Options
+	// Parallel is how many tables load at once (each on its own source
+	// session and PostgreSQL connection), and how many tables' indexes
+	// build at once. Default 4.
+	Parallel int
+	// Verify is VerifyNone, VerifyCount or VerifyChecksum.
+	Verify string
+	// Resume continues a migration whose state table holds finished
+	// steps; without it a target with such a table is refused.
+	Resume bool
+	// StateTable is schema.table of the state table (DefaultStateTable).
+	StateTable string
+	// SplitRows: a table with more rows (by the count SQL Server keeps)
+	// whose clustered key leads with an integer column loads as key
+	// ranges of about this many rows, each on its own sessions and in
+	// its own transaction. 0 never splits.
+	SplitRows int64
+	// Connect opens a source session; nil means session.Connect.
+	Connect func(ctx context.Context, cfg session.Config) (*session.Conn, error)
+}
+
+// Validate checks the config without touching the network.
+func (c *Config) Validate() error {
+	var errs []string
+	switch c.Verify {
+	case "", VerifyNone, VerifyCount, VerifyChecksum:
+	default:
+		errs = append(errs, fmt.Sprintf("verify %q: use none, count or checksum", c.Verify))
+	}
+	switch c.Options.Identifiers {
+	case "", postgres.IdentLower, postgres.IdentPreserve:
+	default:
+		errs = append(errs, fmt.Sprintf("identifiers %q: use lower or preserve", c.Options.Identifiers))
+	}
+	switch c.Options.CaseInsensitive {
+	case "", CINone, CIICU:
+	default:
+		errs = append(errs, fmt.Sprintf("case_insensitive %q: use none or icu", c.Options.CaseInsensitive))
+	}
+	if c.SplitRows < 0 {
+		errs = append(errs, fmt.Sprintf("split_rows %d: use 0 (never) or a row count", c.SplitRows))
+	}
+	if c.Parallel < 0 || c.Parallel > 64 {
+		errs = append(errs, fmt.Sprintf("parallel %d: use 1 .. 64", c.Parallel))
+	}
+	if c.StateTable != "" && strings.Count(c.StateTable, ".") != 1 {
+		errs = append(errs, fmt.Sprintf("state_table %q: use schema.table", c.StateTable))
+	}
+	if c.Target.Connection == "" {
+		errs = append(errs, "target: required (a postgres:// URL or host=... dbname=... string)")
+	} else if _, err := pgconn.ParseConfig(c.Target.Connection.Reveal()); err != nil {
+		errs = append(errs, "target: cannot parse it (use postgres://user@host:5432/db?sslmode=... or host=... dbname=... user=...)")
+	}
+	if c.Target.PasswordEnv != "" && c.Target.PasswordFile != "" {
+		errs = append(errs, "set only one of target_password_env and target_password_file")
+	}
+	if err := c.Filter.Validate(); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("migrate: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func (c *Config) connect(ctx context.Context) (*session.Conn, error) {
+	if c.Connect != nil {
+		return c.Connect(ctx, c.Source)
+	}
+	return session.Connect(ctx, c.Source)
+}
+
+// ConnectError is a source or target that cannot be reached or refused
+// the login.
+type ConnectError struct{ Err error }
+
+func (e *ConnectError) Error() string { return e.Err.Error() }
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// Discover reads the source's catalog and plans the migration, touching
+// nothing in the target.
+func Discover(ctx context.Context, c *Config) (*Plan, error) {
+	conn, err := c.connect(ctx)
+	if err != nil {
+		return nil, &ConnectError{err}
+	}
+	defer conn.Close()
+	db, err := catalog.Load(ctx, conn, catalog.Options{Filter: c.Filter, Views: true, Sequences: true, Timeout: c.Timeout})
+	if err != nil {
+		return nil, err
+	}
+	describe := func(ctx context.Context, p *catalog.Projection) ([]decode.Column, error) {
+		return catalog.Describe(ctx, conn, p.DescribeSQL(), c.Timeout)
+	}
+	plan, err := Build(ctx, db, describe, c.Options)
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.split(ctx, conn, c.SplitRows, c.Timeout); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// Summary is the result of a migration.
+type Summary struct {
+	Started  time.Time      `json:"started"`
+	Duration time.Duration  `json:"duration_ns"`
+	OK       bool           `json:"ok"`
+	Verify   string         `json:"verify"`
+	Tables   []TableSummary `json:"tables"`
+	Steps    []StepSummary  `json:"steps"`
+	// The plan's remarks.
+	Lossy        []Item `json:"lossy"`
+	Untranslated []Item `json:"untranslated"`
+	Notes        []Item `json:"notes"`
+}
+
+// TableSummary reports one table's data.
+type TableSummary struct {
+	Source   string        `json:"source"`
+	Target   string        `json:"target"`
+	Rows     int64         `json:"rows"`
+	Bytes    int64         `json:"bytes"`
+	Duration time.Duration `json:"duration_ns"`
+	// Verified is "count", "checksum" or "" when not verified;
+	// SourceRows the source's COUNT_BIG(*), Checksum the checksum both
+	// sides agree on.
+	Verified   string `json:"verified,omitempty"`
+	SourceRows int64  `json:"source_rows,omitempty"`
+	Checksum   string `json:"checksum,omitempty"`
+	// Resumed is set when an earlier run loaded the table.
+	Resumed bool   `json:"resumed,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Step statuses.
+const (
+	StepDone    = "done"
+	StepEarlier = "done earlier"
+	StepFailed  = "failed"
+	StepNotRun  = "not run"
+)
+
+// StepSummary reports one DDL step.
+type StepSummary struct {
+	Phase  string `json:"phase"`
+	Object string `json:"object"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Run executes plan against the target: schemas, sequences and tables,
+// the data of Parallel tables at once, then keys, indexes and checks
+// (Parallel tables at once), foreign keys and views. A table that fails
+// leaves the others: its own later steps are not run, and the summary and
+// the error name it. The error is nil only when every step succeeded.
+func Run(ctx context.Context, c *Config, plan *Plan) (*Summary, error) {
+	sum := &Summary{Started: time.Now(), Verify: c.Verify, Lossy: plan.Lossy, Untranslated: plan.Untranslated, Notes: plan.Notes}
+	if sum.Verify == "" {
+		sum.Verify = VerifyNone
+	}
+	r := &runner{c: c, plan: plan, sum: sum, failedTables: map[string]string{}}
+	err := r.run(ctx)
+	sum.Duration = time.Since(sum.Started)
+	sum.OK = err == nil
+	return sum, err
+}
+
+type runner struct {
+	c    *Config
+	plan *Plan
+	sum  *Summary
+	pg   *pgx.Conn
+	done map[string]int64 // state: finished step keys (rows for data steps)
+
+	mu           sync.Mutex
+	failedTables map[string]string // target table -> why
+	errs         []error
+}
+
+func (r *runner) fail(err error) {
+	r.mu.Lock()
+	r.errs = append(r.errs, err)
+	r.mu.Unlock()
+}
+
+func (r *runner) tableFailed(t string) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	why, ok := r.failedTables[t]
+	return why, ok
+}
+
+func (r *runner) markFailed(t, why string) {
+	r.mu.Lock()
+	if _, ok := r.failedTables[t]; !ok {
+		r.failedTables[t] = why
+	}
+	r.mu.Unlock()
+}
+
+func (r *runner) stateTable() string {
+	s := r.c.StateTable
+	if s == "" {
+		s = DefaultStateTable
+	}
+	schema, name, _ := strings.Cut(s, ".")
+	return postgres.QuoteIdent(schema) + "." + postgres.QuoteIdent(name)
+}
+
+func (r *runner) run(ctx context.Context) error {
+	pg, err := postgres.Connect(ctx, r.c.Target)
+	if err != nil {
+		return &ConnectError{err}
+	}
+	r.pg = pg
+	defer pg.Close(context.WithoutCancel(ctx))
+	if err := r.loadState(ctx); err != nil {
+		return err
+	}
+	steps := r.plan.Steps
+	var data, post, fks, views []*Step
+	for i := range steps {
+		s := &steps[i]
+		switch {
+		case s.Phase < PhaseData:
+			r.ddl(ctx, r.pg, s)
+		case s.Phase == PhaseData:
+			data = append(data, s)
+		case s.Phase < PhaseForeignKey:
+			post = append(post, s)
+		case s.Phase == PhaseForeignKey:
+			fks = append(fks, s)
+		default:
+			views = append(views, s)
+		}
+	}
+	r.loadData(ctx, data)
+	r.postData(ctx, post)
+	for _, s := range fks {
+		r.ddl(ctx, r.pg, s)
+	}
+	// Views in passes: a view on a view not yet created fails and is
+	// retried once the others are in.
+	for len(views) > 0 {
+		var again []*Step
+		for _, s := range views {
+			if !r.ddlQuiet(ctx, s) {
+				again = append(again, s)
+			}
+		}
+		if len(again) == len(views) {
+			for _, s := range again {
+				r.ddl(ctx, r.pg, s)
+			}
+			break
+		}
+		views = again
+	}
+	return errors.Join(r.errs...)
+}
+
+// loadState creates the state table when missing and reads the finished
+// steps; without Resume a target with finished steps is refused.
+func (r *runner) loadState(ctx context.Context) error {
+	st := r.stateTable()
+	schema, _, _ := strings.Cut(r.c.StateTable, ".")
+	if schema == "" {
+		schema = "public"
+	}
+	for _, q := range []string{"CREATE SCHEMA IF NOT EXISTS " + postgres.QuoteIdent(schema),
+		"CREATE TABLE IF NOT EXISTS " + st + " (step text PRIMARY KEY, rows bigint, done_at timestamptz NOT NULL DEFAULT now())"} {
+		if _, err := r.pg.Exec(ctx, q); err != nil {
+			return fmt.Errorf("migrate: state table: %s: %w", q, err)
+		}
+	}
+	rows, err := r.pg.Query(ctx, "SELECT step, COALESCE(rows, 0) FROM "+st)
+	if err != nil {
+		return fmt.Errorf("migrate: reading %s: %w", st, err)
+	}
+	r.done = map[string]int64{}
+	for rows.Next() {
+		var k string
+		var n int64
+		if err := rows.Scan(&k, &n); err != nil {
+			rows.Close()
+			return fmt.Errorf("migrate: reading %s: %w", st, err)
+		}
+		r.done[k] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("migrate: reading %s: %w", st, err)
+	}
+	if len(r.done) > 0 && !r.c.Resume {
+		return fmt.Errorf("migrate: the target holds an earlier migration (%d finished steps in %s): rerun with --resume to continue it, or drop what it created and that table", len(r.done), st)
+	}
+	return nil
+}
+
+func (r *runner) record(s *Step, status string, err error) {
+	ss := StepSummary{Phase: s.Phase.String(), Object: s.Object, Status: status}
+	if err != nil {
+		ss.Error = err.Error()
+	}
+	r.mu.Lock()
+	r.sum.Steps = append(r.sum.Steps, ss)
+	r.mu.Unlock()
+}
+
+// blocked reports why a step cannot run: its table or a table it
+// references failed.
+func (r *runner) blocked(s *Step) (string, bool) {
+	for _, t := range append([]string{s.Table}, s.Refs...) {
+		if t == "" {
+			continue
+		}
+		if why, ok := r.tableFailed(t); ok {
+			return fmt.Sprintf("table %s failed: %s", t, why), true
+		}
+	}
+	return "", false
+}
+
+// ddl runs one step in its own transaction with its state row.
+func (r *runner) ddl(ctx context.Context, conn *pgx.Conn, s *Step) {
+	if _, ok := r.done[s.Key()]; ok {
+		r.record(s, StepEarlier, nil)
+		return
+	}
+	if why, ok := r.blocked(s); ok {
+		r.record(s, StepNotRun, errors.New(why))
+		return
+	}
+	if err := r.exec(ctx, conn, s); err != nil {
+		r.record(s, StepFailed, err)
+		r.fail(fmt.Errorf("%s %s: %w", s.Phase, s.Object, err))
+		if s.Phase == PhaseTable {
+			r.markFailed(s.Table, "creating it failed")
+		}
+		return
+	}
+	r.record(s, StepDone, nil)
+}
+
+// ddlQuiet runs a view step and reports success; a failure is recorded
+// by the final pass.
+func (r *runner) ddlQuiet(ctx context.Context, s *Step) bool {
+	if _, ok := r.done[s.Key()]; ok {
+		r.record(s, StepEarlier, nil)
+		return true
+	}
+	if _, ok := r.blocked(s); ok {
+		return false
+	}
+	if r.exec(ctx, r.pg, s) != nil {
+		return false
+	}
+	r.record(s, StepDone, nil)
+	return true
+}
+
+func (r *runner) exec(ctx context.Context, conn *pgx.Conn, s *Step) (err error) {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	for _, q := range s.SQL {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO "+r.stateTable()+" (step) VALUES ($1)", s.Key()); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// loadData loads the tables, Parallel at once.
+func (r *runner) loadData(ctx context.Context, steps []*Step) {
+	byTarget := map[string]*TablePlan{}
+	for _, tp := range r.plan.Tables {
+		byTarget[tp.Target()] = tp
+	}
+	results := make([]TableSummary, len(steps))
+	started := make([]time.Time, len(steps))
+	par := r.c.Parallel
+	if par <= 0 {
+		par = 4
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i, s := range steps {
+		tp := byTarget[s.Table]
+		results[i] = TableSummary{Source: tp.Source.FullName(), Target: tp.Target()}
+		if n, ok := r.done[s.Key()]; ok {
+			results[i].Rows, results[i].Resumed = n, true
+			continue
+		}
+		if why, ok := r.blocked(s); ok {
+			results[i].Error = why
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ts := &results[i]
+			started[i] = time.Now()
+			err := r.loadTable(ctx, s, tp, ts)
+			ts.Duration = time.Since(started[i])
+			if err != nil {
+				ts.Error = err.Error()
+				r.markFailed(tp.Target(), "loading its rows failed")
+				if s.Where != "" {
+					err = fmt.Errorf("key range %s: %w", s.Where, err)
+				}
+				r.fail(fmt.Errorf("table %s: %w", tp.Source.FullName(), err))
+			}
+		}()
+	}
+	wg.Wait()
+	r.sum.Tables = mergeParts(steps, results, started)
+}
+
+// mergeParts sums the key ranges of each table into one summary: rows
+// and bytes added, the time from the first range's start to the last
+// one's end, verified when every range was.
+func mergeParts(steps []*Step, results []TableSummary, started []time.Time) []TableSummary {
+	var out []TableSummary
+	at := map[string]int{}
+	end := map[string]time.Time{}
+	begin := map[string]time.Time{}
+	for i, s := range steps {
+		ts := results[i]
+		if !started[i].IsZero() {
+			if b, ok := begin[s.Table]; !ok || started[i].Before(b) {
+				begin[s.Table] = started[i]
+			}
+			if e := started[i].Add(ts.Duration); e.After(end[s.Table]) {
+				end[s.Table] = e
+			}
+		}
+		k, ok := at[s.Table]
+		if !ok {
+			at[s.Table] = len(out)
+			out = append(out, ts)
+			if ts.Resumed {
+				out[len(out)-1].Verified = "?" // set by the first range loaded now
+			}
+			continue
+		}
+		m := &out[k]
+		m.Rows += ts.Rows
+		m.Bytes += ts.Bytes
+		m.SourceRows += ts.SourceRows
+		m.Resumed = m.Resumed && ts.Resumed
+		m.Checksum = ""
+		// Verified says how the ranges loaded by this run were checked.
+		if !ts.Resumed {
+			if m.Verified == "?" {
+				m.Verified = ts.Verified
+			} else if m.Verified != ts.Verified {
+				m.Verified = ""
+			}
+		}
+		if ts.Error != "" {
+			if m.Error != "" {
+				m.Error += "; "
+			}
+			m.Error += ts.Error
+		}
+	}
+	for t, k := range at {
+		if out[k].Verified == "?" {
+			out[k].Verified = ""
+		}
+		if !begin[t].IsZero() {
+			out[k].Duration = end[t].Sub(begin[t])
+		}
+	}
+	return out
+}
+
+// loadTable streams one table through the PostgreSQL sink: truncated and
+// loaded in one transaction, which also restarts the identity, verifies
+// and records the step, so a table is either wholly loaded and recorded
+// or left empty for a rerun.
+func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *TableSummary) error {
+	conn, err := r.c.connect(ctx)
+	if err != nil {
+		return &ConnectError{err}
+	}
+	defer conn.Close()
+	verify := r.c.Verify
+	if verify != "" && verify != VerifyNone {
+		n, err := catalog.Count(ctx, conn, tp.Source.Schema, tp.Source.Name, s.Where, r.c.Timeout)
+		if err != nil {
+			return fmt.Errorf("counting the source rows: %w", err)
+		}
+		ts.SourceRows = n
+	}
+	var sent checksum
+	var sink *postgres.Sink
+	// The sink names columns as the plan did: preserve what the plan
+	// folded, with one rule per column.
+	var rules []postgres.ColumnRule
+	for i := range tp.Columns {
+		if m := &tp.Columns[i]; m.Companion == "" {
+			rules = append(rules, postgres.ColumnRule{Source: m.SourceName, Name: m.Name})
+		}
+	}
+	var loaded []postgres.ColumnRule
+	for _, it := range tp.Load.Items {
+		for _, ru := range rules {
+			if strings.EqualFold(ru.Source, it.Column.Name) {
+				loaded = append(loaded, ru)
+			}
+		}
+	}
+	// A whole table is emptied and loaded in one transaction; a key
+	// range appends in its own (a rerun of a range that did not commit
+	// finds none of its rows).
+	mode := postgres.ModeTruncate
+	if s.Where != "" {
+		mode = postgres.ModeAppend
+	}
+	cfg := postgres.Config{Conn: r.c.Target, Schema: tp.Schema, Table: tp.Name, Mode: mode,
+		Identifiers: postgres.IdentPreserve, Columns: loaded, RefusedValues: postgres.RefuseFail, OffsetColumn: true,
+		VariantTypeColumn: true, NotNull: true, BufferSize: postgres.DefaultBufferSize, Buffers: postgres.DefaultBuffers}
+	if verify == VerifyChecksum {
+		cfg.OnRow = func(tuple []byte) {
+			if sent.skip == nil {
+				sent.skip = jsonbFields(sink.Target())
+			}
+			sent.add(tuple)
+		}
+	}
+	cfg.BeforeCommit = func(ctx context.Context, tx postgres.Execer, t *postgres.Table) error {
+		if tp.Restart != "" {
+			if _, err := tx.Exec(ctx, tp.Restart); err != nil {
+				return fmt.Errorf("%s: %w", tp.Restart, err)
+			}
+		}
+		q, ok := tx.(queryer)
+		if !ok {
+			return errors.New("the load's connection cannot query")
+		}
+		where := ""
+		if s.PGWhere != "" {
+			where = " WHERE " + s.PGWhere
+		}
+		if verify == VerifyCount || verify == VerifyChecksum {
+			var n int64
+			if err := q.QueryRow(ctx, "SELECT count(*) FROM "+t.QualifiedName()+where).Scan(&n); err != nil {
+				return fmt.Errorf("verify: counting the rows loaded: %w", err)
+			}
+			if n != ts.SourceRows {
+				return fmt.Errorf("verify: the source counted %d rows, PostgreSQL holds %d: nothing was committed", ts.SourceRows, n)
+			}
+			ts.Verified = VerifyCount
+		}
+		if verify == VerifyChecksum {
+			back := checksum{skip: jsonbFields(t)}
+			if err := readBack(ctx, q.PgConn(), t, where, &back); err != nil {
+				return fmt.Errorf("verify: reading the table back: %w", err)
+			}
+			if back.n != sent.n || back.sum != sent.sum {
+				return fmt.Errorf("verify: checksum of the rows sent %s (%d rows), of the rows read back %s (%d rows): nothing was committed",
+					sent, sent.n, back, back.n)
+			}
+			ts.Verified, ts.Checksum = VerifyChecksum, sent.String()
+		}
+		_, err := tx.Exec(ctx, "INSERT INTO "+r.stateTable()+" (step, rows) VALUES ($1, $2)", s.Key(), ts.Rows)
+		return err
+	}
+	sink, err = postgres.New(cfg)
+	if err != nil {
+		return err
+	}
+	info := sinks.ExtractInfo{Name: tp.Target(), Schema: tp.Source.Schema, Table: tp.Source.Name, EstimatedRows: tp.Source.RowCount}
+	if err := sink.Open(ctx, info); err != nil {
+		_ = sink.Abort(context.WithoutCancel(ctx))
+		var ce *sinks.ConnectError
+		if errors.As(err, &ce) {
+			return &ConnectError{err}
+		}
+		return err
+	}
+	res, err := conn.Query(ctx, session.Query{SQL: tp.Load.SQL(s.Where), Timeout: r.c.Timeout}, sink)
+	if res != nil {
+		ts.Rows = res.Rows
+	}
+	if err != nil {
+		_ = sink.Abort(context.WithoutCancel(ctx))
+		return err
+	}
+	st, err := sink.Publish(ctx)
+	if err != nil {
+		_ = sink.Abort(context.WithoutCancel(ctx))
+		return err
+	}
+	ts.Rows, ts.Bytes = st.Rows, st.Bytes
+	return nil
+}
+
+// queryer is what the load's connection (a *pgx.Conn) offers beyond Exec.
+type queryer interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	PgConn() *pgconn.PgConn
+}
+
+// postData builds each table's keys, indexes and checks, Parallel tables
+// at once (one connection each), in plan order within a table.
+func (r *runner) postData(ctx context.Context, steps []*Step) {
+	var order []string
+	byTable := map[string][]*Step{}
+	for _, s := range steps {
+		if _, ok := byTable[s.Table]; !ok {
+			order = append(order, s.Table)
+		}
+		byTable[s.Table] = append(byTable[s.Table], s)
+	}
+	par := r.c.Parallel
+	if par <= 0 {
+		par = 4
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for _, t := range order {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			conn, err := postgres.Connect(ctx, r.c.Target)
+			if err != nil {
+				for _, s := range byTable[t] {
+					r.record(s, StepFailed, err)
+				}
+				r.fail(&ConnectError{err})
+				return
+			}
+			defer conn.Close(context.WithoutCancel(ctx))
+			for _, s := range byTable[t] {
+				r.ddl(ctx, conn, s)
+			}
+		}()
+	}
+	wg.Wait()
+}
