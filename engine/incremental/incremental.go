@@ -136,6 +136,9 @@ func Parse(ti *decode.TypeInfo, s string) (any, error) {
 		return dto, nil
 	case ClassBinary:
 		h := strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+		if len(h)%2 == 1 {
+			h = "0" + h // 0x7D0 is 0x07D0, as SQL Server reads it
+		}
 		b, err := hex.DecodeString(h)
 		if err != nil || len(h) == 0 {
 			return nil, bad("0x and hex digits")
