@@ -57,7 +57,7 @@ func ClassOf(ti *decode.TypeInfo) (Class, error) {
 			break
 		}
 		return ClassBinary, nil
-	case k.IsText() && ti.Size != decode.MaxVarLen && k != decode.KindText && k != decode.KindNText:
+	case (k == decode.KindChar || k == decode.KindVarChar || k == decode.KindNChar || k == decode.KindNVarChar) && ti.Size != decode.MaxVarLen:
 		return ClassText, nil
 	}
 	return 0, fmt.Errorf("a %s column cannot be a watermark: use an integer key, a date/time column, rowversion or a (non-max) string", decode.TypeDecl(ti, 0))
