@@ -96,8 +96,31 @@ func (r *resolver) incremental(ex *ExtractPlan, e *ExtractConfig, job *JobConfig
 		}
 		path = filepath.Join(dir, safeFileName(ex.Name)+".watermark.json")
 	}
+	if r.states == nil {
+		r.states = map[string]string{}
+	}
+	key := filepath.Clean(path)
+	if prev, dup := r.states[key]; dup {
+		r.add(f+".state", "%s is also the state file of %s: each incremental extract needs its own", path, prev)
+	}
+	r.states[key] = ex.Field
 	ex.Incremental = &incremental.Spec{Column: inc.Column, StateFile: path, Overlap: inc.Overlap}
 	ex.inc = &windowOnce{}
+	field := ex.Field + ".sinks"
+	if len(e.Sinks) == 0 {
+		field = "sinks" // the job's
+	}
+	for k, s := range ex.Sinks {
+		if p, ok := s.Options["path"].(string); ok && fixedPath(p) {
+			r.add(fmt.Sprintf("%s[%d].options.path", field, k), "%q names one file, which every run would replace with its own rows only: an incremental extract writes new files each run (<extract>.run-000001...), so give a directory ending in / or a template with {extract}", p)
+		}
+	}
+}
+
+// fixedPath reports a file sink path that names the same file whatever
+// the extract's name.
+func fixedPath(p string) bool {
+	return p != "" && !strings.HasSuffix(p, "/") && !strings.HasSuffix(p, string(filepath.Separator)) && !strings.Contains(p, "{extract}")
 }
 
 // safeFileName keeps an extract name usable as a file name.
@@ -111,11 +134,12 @@ func safeFileName(s string) string {
 }
 
 // windowOnce is an incremental extract's window during one Execute: opened
-// by the first of its units to get there, shared by the others.
+// by the first of its units to get there, shared by the others. A failed
+// open is not kept: a unit that runs again (on a fresh session) tries
+// again.
 type windowOnce struct {
-	once sync.Once
-	w    *incremental.Window
-	err  error
+	mu sync.Mutex
+	w  *incremental.Window
 }
 
 // resetWindows forgets the windows of a previous Execute of the plan.
@@ -135,11 +159,14 @@ func (x *unit) openWindow(ctx context.Context) error {
 		return nil
 	}
 	o := x.ex.inc
-	o.once.Do(func() {
-		o.w, o.err = incremental.Open(ctx, x.conn, x.table, x.ex.Name, *x.ex.Incremental, x.r.Backfill, x.ex.Timeout)
-	})
-	if o.err != nil {
-		return failed(KindExtract, o.err)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.w == nil {
+		w, err := incremental.Open(ctx, x.conn, x.table, x.ex.Name, *x.ex.Incremental, x.r.Backfill, x.ex.Timeout)
+		if err != nil {
+			return failed(KindExtract, err)
+		}
+		o.w = w
 	}
 	x.win = o.w
 	x.info.Name = o.w.Output
@@ -220,6 +247,7 @@ func commitWindows(plan *Plan, sum *Summary, errs []error) error {
 			continue
 		}
 		w := ex.inc.w
+		defer w.Close()
 		is := &IncrementalSummary{Column: w.Column.Name, Window: w.Describe(), StateFile: ex.Incremental.StateFile, Backfill: w.Backfill}
 		ok := true
 		var rows int64

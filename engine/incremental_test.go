@@ -43,11 +43,15 @@ func TestResolveIncremental(t *testing.T) {
 			{Name: "q", Query: "SELECT 1", Incremental: &IncrementalConfig{Column: "id"}},
 			{Table: "dbo.t", Incremental: &IncrementalConfig{}},
 			{Table: "dbo.u", Consistency: "serializable"},
+			{Table: "dbo.v", Incremental: &IncrementalConfig{Column: "id"}, Sinks: []SinkConfig{{Type: "mem", Options: map[string]any{"path": "out/v.csv"}}}},
+			{Name: "v2", Table: "dbo.v", Incremental: &IncrementalConfig{Column: "id", State: ".tdsextract/bad/v.watermark.json"}},
 		},
 	}
 	_, err = Resolve(bad, specRegistry(t))
 	for _, want := range []string{"bad.yaml: extracts[0].incremental: an incremental extract needs a table",
-		"extracts[1].incremental.column: missing", `extracts[2].consistency: "serializable": use none or snapshot`} {
+		"extracts[1].incremental.column: missing", `extracts[2].consistency: "serializable": use none or snapshot`,
+		`extracts[3].sinks[0].options.path: "out/v.csv" names one file`,
+		"extracts[4].incremental.state: .tdsextract/bad/v.watermark.json is also the state file of extracts[3]"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not say %q", err, want)
 		}

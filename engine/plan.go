@@ -194,8 +194,9 @@ func resolve(job *JobConfig, reg *sinks.Registry, lookup func(string) (string, b
 
 // resolver collects the problems of one job.
 type resolver struct {
-	file string
-	errs []error
+	file   string
+	errs   []error
+	states map[string]string // incremental state file -> the extract using it (incremental.go)
 }
 
 func (r *resolver) add(field, format string, args ...any) {

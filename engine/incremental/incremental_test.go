@@ -1,9 +1,11 @@
 package incremental
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -143,4 +145,26 @@ func TestStateFile(t *testing.T) {
 	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("damaged state: %v", err)
 	}
+}
+
+// A second run of one extract finds the state locked, until the first
+// lets go.
+func TestStateLock(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock on Windows: the lock is a no-op there")
+	}
+	p := filepath.Join(t.TempDir(), "x.lock")
+	release, err := lock(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock(p); !errors.Is(err, errLocked) {
+		t.Fatalf("second lock: %v, want errLocked", err)
+	}
+	release()
+	release2, err := lock(p)
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	release2()
 }

@@ -3,7 +3,10 @@ package incremental
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -46,6 +49,20 @@ type Window struct {
 	// the run number ("orders.run-000003"), or a backfill's time stamp,
 	// so each run adds files and never replaces an earlier run's.
 	Output string
+
+	unlock func()
+}
+
+// errLocked is a state file another run holds.
+var errLocked = errors.New("another run of this extract holds its state file")
+
+// Close releases the state file's lock (after Commit, or when the run
+// failed). It may be called more than once.
+func (w *Window) Close() {
+	if w.unlock != nil {
+		w.unlock()
+		w.unlock = nil
+	}
 }
 
 // Params names of the window's bounds.
@@ -139,11 +156,33 @@ func Open(ctx context.Context, q catalog.Querier, table *catalog.Table, name str
 	if err != nil {
 		return nil, fmt.Errorf("incremental: %w", err)
 	}
+	if err := os.MkdirAll(filepath.Dir(spec.StateFile), 0o755); err != nil {
+		return nil, fmt.Errorf("incremental: state directory: %w", err)
+	}
+	// One run of an extract at a time: a second one would export the
+	// same window and both would commit it. A backfill moves no state and
+	// takes no lock, so it can run beside the scheduled runs.
+	unlock, err := func() {}, error(nil)
+	if backfill == nil {
+		unlock, err = lock(spec.StateFile + ".lock")
+	}
+	if errors.Is(err, errLocked) {
+		return nil, fmt.Errorf("incremental: %s: %w (runs of one incremental extract must not overlap; wait for it or check for a stuck process)", spec.StateFile, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			unlock()
+		}
+	}()
 	st, err := Load(spec.StateFile)
 	if err != nil {
 		return nil, err
 	}
-	w.Prev = st
+	w.Prev, w.unlock = st, unlock
 	typeName := typeName(col)
 	if st.Watermark != nil && (!strings.EqualFold(st.Column, col.Name) || st.Type != typeName) {
 		return nil, fmt.Errorf("incremental: state file %s is for column %s %s, the extract's watermark is %s %s: point state at a new file to start over",
@@ -163,6 +202,7 @@ func Open(ctx context.Context, q catalog.Querier, table *catalog.Table, name str
 			w.HasHi = true
 		}
 		w.Output = name + ".backfill-" + time.Now().UTC().Format("20060102T150405Z")
+		ok = true
 		return w, nil
 	}
 	if st.Watermark != nil {
@@ -178,6 +218,7 @@ func Open(ctx context.Context, q catalog.Querier, table *catalog.Table, name str
 	}
 	w.Hi, w.HasHi = hi, true
 	w.Output = fmt.Sprintf("%s.run-%06d", name, st.Runs+1)
+	ok = true
 	return w, nil
 }
 
