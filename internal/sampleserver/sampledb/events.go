@@ -15,7 +15,10 @@ import (
 // every other table's; inserted rows are kept in memory after them.
 //
 //	id   int IDENTITY(1,1) PRIMARY KEY CLUSTERED
-//	ts   datetime2(7) NOT NULL   generated rows: one second apart from 2026-01-01
+//	ts   datetime2(7) NOT NULL   generated rows: one second apart from 2026-01-01;
+//	                             an insert without ts gets the last row's + 100 ns (the
+//	                             declared default is sysutcdatetime(), as an application's
+//	                             would be; the sample server stays deterministic instead)
 //	kind nvarchar(20) NOT NULL
 //	amount decimal(18,2) NULL
 //	rv   rowversion              database-wide, increasing in insertion order
