@@ -403,3 +403,32 @@ func TestIncrementalRowDuringRun(t *testing.T) {
 		})
 	}
 }
+
+// A run that loses its connection mid-stream publishes nothing and keeps
+// the state; the next run exports the same window, every row once.
+func TestIncrementalConnectionLostKeepsState(t *testing.T) {
+	e := startIncEnv(t, 30, sampledb.Config{})
+	job := e.job("id", "")
+	sum, err := e.run(t, job, nil)
+	wantRows(t, sum, err, 30)
+	e.insertAt(t, sampledb.EventsBase, 1, 2, 3, 4, 5)
+	if err := e.srv.SetFaults(tdsserver.Faults{CloseAfterRows: 2, Table: "dbo.events"}); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(e.state, "events.watermark.json")
+	before, _ := os.ReadFile(state)
+	sum, err = e.run(t, job, nil)
+	if err == nil || sum.Extracts[0].Incremental == nil || sum.Extracts[0].Incremental.Committed {
+		t.Fatalf("run with a dropped connection: %v, %+v", err, sum.Extracts[0].Incremental)
+	}
+	if after, _ := os.ReadFile(state); !bytes.Equal(before, after) {
+		t.Fatal("a failed run moved the state")
+	}
+	if err := e.srv.SetFaults(tdsserver.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = e.run(t, job, nil)
+	wantRows(t, sum, err, 5)
+	exactlyOnce(t, "csv", csvIDs(t, e.dir), 35)
+	exactlyOnce(t, "parquet", parquetIDs(t, e.dir), 35)
+}
