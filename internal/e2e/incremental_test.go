@@ -22,6 +22,7 @@ import (
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/engine/incremental"
+	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
@@ -431,4 +432,39 @@ func TestIncrementalConnectionLostKeepsState(t *testing.T) {
 	wantRows(t, sum, err, 5)
 	exactlyOnce(t, "csv", csvIDs(t, e.dir), 35)
 	exactlyOnce(t, "parquet", parquetIDs(t, e.dir), 35)
+}
+
+// Why the window's bounds are typed as the column: rows 100 ns apart,
+// bounded by a datetime2(7) parameter, split exactly; the same bound as a
+// datetime parameter is rounded to 1/300 s on the wire and selects rows
+// the window already holds.
+func TestDatetimeParameterWouldRound(t *testing.T) {
+	e := startIncEnv(t, 0, sampledb.Config{})
+	e.insertAt(t, sampledb.EventsBase, 1, 2, 3)
+	cfg, err := session.ParseConnString(e.connString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := session.Connect(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	bound := sampledb.EventsBase
+	bound.Ticks += 2
+	count := func(ti decode.TypeInfo) int64 {
+		var c decode.Capture
+		_, err := conn.Query(context.Background(), session.Query{SQL: "SELECT COUNT_BIG(*) FROM dbo.events WHERE ts > @lo",
+			Params: []session.Param{{Name: "lo", Value: bound, Type: &ti}}}, &c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Rows[0][0].(int64)
+	}
+	if n := count(decode.TypeInfo{Type: decode.TypeDateTime2N, Scale: 7}); n != 1 {
+		t.Fatalf("ts > datetime2(7) bound: %d rows, want 1", n)
+	}
+	if n := count(decode.TypeInfo{Type: decode.TypeDateTimeN, Size: 8}); n != 3 {
+		t.Fatalf("ts > datetime bound: %d rows; the bound rounds to the second's start, so all 3 rows were expected", n)
+	}
 }
