@@ -111,6 +111,9 @@ func (r *resolver) incremental(ex *ExtractPlan, e *ExtractConfig, job *JobConfig
 		field = "sinks" // the job's
 	}
 	for k, s := range ex.Sinks {
+		if v, ok := s.Options["if_exists"].(string); ok && strings.EqualFold(v, "skip") {
+			r.add(fmt.Sprintf("%s[%d].options.if_exists", field, k), "skip would leave a window's rows out of this sink while the watermark moves on: use replace or fail for an incremental extract")
+		}
 		if p, ok := s.Options["path"].(string); ok && fixedPath(p) {
 			r.add(fmt.Sprintf("%s[%d].options.path", field, k), "%q names one file, which every run would replace with its own rows only: an incremental extract writes new files each run (<extract>.run-000001...), so give a directory ending in / or a template with {extract}", p)
 		}
@@ -259,6 +262,15 @@ func commitWindows(plan *Plan, sum *Summary, errs []error) error {
 		if i < len(sum.Extracts) {
 			rows = sum.Extracts[i].Rows
 			sum.Extracts[i].Incremental = is
+			for _, s := range sum.Extracts[i].Sinks {
+				if s.Skipped != "" && ok && !w.Backfill {
+					// A sink that skipped has not got the window's rows:
+					// moving the watermark would lose them for it.
+					ok = false
+					is.Error = "sink " + s.Type + " skipped (" + s.Skipped + "): the state was not moved"
+					out = append(out, &JobError{Kind: KindExtract, Extract: ex.Name, Err: errors.New(is.Error)})
+				}
+			}
 		}
 		if !ok || w.Backfill {
 			continue

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // The incremental and consistency keys resolve to the plan, the state file
@@ -45,13 +47,23 @@ func TestResolveIncremental(t *testing.T) {
 			{Table: "dbo.u", Consistency: "serializable"},
 			{Table: "dbo.v", Incremental: &IncrementalConfig{Column: "id"}, Sinks: []SinkConfig{{Type: "mem", Options: map[string]any{"path": "out/v.csv"}}}},
 			{Name: "v2", Table: "dbo.v", Incremental: &IncrementalConfig{Column: "id", State: ".tdsextract/bad/v.watermark.json"}},
+			{Name: "v3", Table: "dbo.v", Incremental: &IncrementalConfig{Column: "id"}, Sinks: []SinkConfig{{Type: "skipper", Options: map[string]any{"if_exists": "skip"}}}},
 		},
 	}
-	_, err = Resolve(bad, specRegistry(t))
+	reg, err := sinks.NewRegistry(
+		sinks.Factory{Name: "mem", Options: sinks.Spec{{Name: "path", Type: sinks.String, Default: "out/", Doc: "where"}},
+			New: func(map[string]any) (sinks.Sink, error) { return &nopSink{}, nil }},
+		sinks.Factory{Name: "skipper", Options: sinks.Spec{{Name: "if_exists", Type: sinks.Enum, Values: []string{"replace", "skip"}, Default: "replace", Doc: "when"}},
+			New: func(map[string]any) (sinks.Sink, error) { return &nopSink{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Resolve(bad, reg)
 	for _, want := range []string{"bad.yaml: extracts[0].incremental: an incremental extract needs a table",
 		"extracts[1].incremental.column: missing", `extracts[2].consistency: "serializable": use none or snapshot`,
 		`extracts[3].sinks[0].options.path: "out/v.csv" names one file`,
-		"extracts[4].incremental.state: .tdsextract/bad/v.watermark.json is also the state file of extracts[3]"} {
+		"extracts[4].incremental.state: .tdsextract/bad/v.watermark.json is also the state file of extracts[3]",
+		"extracts[5].sinks[0].options.if_exists: skip would leave"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not say %q", err, want)
 		}
