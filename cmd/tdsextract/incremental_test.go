@@ -75,7 +75,12 @@ extracts:
 	if after, _ := os.ReadFile(state); string(after) != string(before) {
 		t.Fatalf("backfill changed the state:\n%s\n%s", before, after)
 	}
-	code, _, errOut := runCLI(t, "run", job, "--backfill", "2026-01-01")
+	// inspect shows the window a run ANDs in and where the state is.
+	code, out, errOut := runCLI(t, "inspect", job)
+	if code != 0 || !strings.Contains(out, "[ts] > @wm_lo AND [ts] <= @wm_hi") || !strings.Contains(out, "watermark 2026-01-01 00:00:49.0000002 after 2 runs") {
+		t.Fatalf("inspect: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = runCLI(t, "run", job, "--backfill", "2026-01-01")
 	if code != exitConfig || !strings.Contains(errOut, "FROM..TO") {
 		t.Fatalf("bad --backfill: exit %d: %s", code, errOut)
 	}
