@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -466,5 +467,50 @@ func TestDatetimeParameterWouldRound(t *testing.T) {
 	}
 	if n := count(decode.TypeInfo{Type: decode.TypeDateTimeN, Size: 8}); n != 3 {
 		t.Fatalf("ts > datetime bound: %d rows; the bound rounds to the second's start, so all 3 rows were expected", n)
+	}
+}
+
+// Rows inserted without pause while runs follow one another (during the
+// high-watermark read, the count, the SELECT) are each exported by
+// exactly one run.
+func TestIncrementalUnderConcurrentInserts(t *testing.T) {
+	for _, column := range []string{"ts", "rv", "id"} {
+		t.Run(column, func(t *testing.T) {
+			e := startIncEnv(t, 100, sampledb.Config{})
+			job := e.job(column, "", engine.SinkConfig{Type: "csv", Options: map[string]any{"path": filepath.Join(e.dir, "csv") + "/"}})
+			stop, done := make(chan struct{}), make(chan int64)
+			go func() {
+				var n int64
+				for {
+					select {
+					case <-stop:
+						done <- n
+						return
+					default:
+					}
+					if _, err := e.db.Insert("dbo", "events", []string{"kind"}, [][]any{{"c"}, {"c"}}); err != nil {
+						t.Error(err)
+					}
+					n += 2
+					time.Sleep(50 * time.Microsecond)
+				}
+			}()
+			for range 8 {
+				if _, err := e.run(t, job, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(stop)
+			added := <-done
+			if _, err := e.run(t, job, nil); err != nil {
+				t.Fatal(err)
+			}
+			files := csvIDs(t, e.dir)
+			if len(files) < 9 {
+				t.Fatalf("%d output files, want one per run", len(files))
+			}
+			t.Logf("%d rows added during %d runs", added, len(files))
+			exactlyOnce(t, "csv", files, 100+added)
+		})
 	}
 }
