@@ -51,7 +51,7 @@ extracts:
 	if s.Extracts[0].Rows != 50 {
 		t.Fatalf("first run: %d rows", s.Extracts[0].Rows)
 	}
-	if _, err := db.Insert("dbo", "events", []string{"kind"}, [][]any{{"a"}, {"b"}}); err != nil {
+	if _, err := srv.Insert("dbo", "events", []string{"kind"}, [][]any{{"a"}, {"b"}}); err != nil {
 		t.Fatal(err)
 	}
 	s, out := run()
