@@ -35,6 +35,9 @@ type JobConfig struct {
 	// File is the job file the configuration was read from, for messages
 	// (set by whoever read it; not a key of the file).
 	File string `mapstructure:"-"`
+	// StateDir holds what a job remembers between runs (incremental
+	// watermarks); default .tdsextract/<job name> in the working directory.
+	StateDir string `mapstructure:"state_dir"`
 }
 
 // SourceConfig names the source server.
@@ -83,6 +86,12 @@ type ExtractConfig struct {
 	Verify string `mapstructure:"verify"`
 	// Sinks of this extract; default: the job's sinks.
 	Sinks []SinkConfig `mapstructure:"sinks"`
+	// Incremental exports only the rows past the last run's watermark
+	// (incremental.go).
+	Incremental *IncrementalConfig `mapstructure:"incremental"`
+	// Consistency is "none" (default) or "snapshot": the extract's
+	// queries in one SNAPSHOT transaction per session.
+	Consistency string `mapstructure:"consistency"`
 }
 
 // MigrateConfig is the migrate: section of a job: the whole source

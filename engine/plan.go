@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/incremental"
 	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -54,6 +55,12 @@ type ExtractPlan struct {
 	Timeout session.Timeout
 	Verify  VerifyMode
 	Sinks   []SinkPlan
+	// Incremental is the watermark of an incremental extract (nil for a
+	// full export) and Consistency its sessions' isolation; inc is the
+	// window while a run executes (incremental.go).
+	Incremental *incremental.Spec
+	Consistency Consistency
+	inc         *windowOnce
 }
 
 // IsTable reports whether the extract reads a table (not a query).
@@ -177,6 +184,7 @@ func resolve(job *JobConfig, reg *sinks.Registry, lookup func(string) (string, b
 		if ex == nil {
 			continue
 		}
+		r.incremental(ex, &job.Extracts[i], job)
 		if prev, dup := names[strings.ToLower(ex.Name)]; dup {
 			r.add(fmt.Sprintf("extracts[%d].name", i), "%q is also the name of extracts[%d]; names must be unique", ex.Name, prev)
 		} else {
@@ -193,8 +201,9 @@ func resolve(job *JobConfig, reg *sinks.Registry, lookup func(string) (string, b
 
 // resolver collects the problems of one job.
 type resolver struct {
-	file string
-	errs []error
+	file   string
+	errs   []error
+	states map[string]string // incremental state file -> the extract using it (incremental.go)
 }
 
 func (r *resolver) add(field, format string, args ...any) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine/incremental"
 	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -68,6 +69,8 @@ type ExtractSummary struct {
 	SourceRows int64         `json:"source_rows,omitempty"`
 	Sinks      []SinkSummary `json:"sinks"`
 	Error      string        `json:"error,omitempty"`
+	// Incremental reports an incremental extract's window and state.
+	Incremental *IncrementalSummary `json:"incremental,omitempty"`
 }
 
 // SinkSummary reports one sink of an extract.
@@ -92,6 +95,10 @@ type Runner struct {
 	Progress Progress
 	// Connect opens a session; nil means session.Connect. Tests may substitute.
 	Connect func(ctx context.Context, cfg session.Config) (*session.Conn, error)
+	// Backfill, when set, makes every incremental extract export this
+	// range of its watermark column instead of its next window, leaving
+	// its state as it is.
+	Backfill *incremental.Range
 }
 
 // Run resolves the job (Resolve) and executes its plan. It always
@@ -113,6 +120,7 @@ func (r *Runner) Run(ctx context.Context, job *JobConfig) (*Summary, error) {
 // session, and summarises them per extract.
 func (r *Runner) Execute(ctx context.Context, plan *Plan) (*Summary, error) {
 	sum := &Summary{Job: plan.Job, Started: time.Now()}
+	resetWindows(plan)
 	results := make([]ExtractSummary, len(plan.Units))
 	errs := make([]error, len(plan.Units))
 	var wg sync.WaitGroup
@@ -137,7 +145,7 @@ func (r *Runner) Execute(ctx context.Context, plan *Plan) (*Summary, error) {
 		sum.Extracts = append(sum.Extracts, mergeUnits(units))
 	}
 	sum.Duration = time.Since(sum.Started)
-	err := errors.Join(errs...)
+	err := errors.Join(errors.Join(errs...), commitWindows(plan, sum, errs))
 	sum.OK = err == nil
 	return sum, err
 }
@@ -193,6 +201,8 @@ func withHint(err error) error {
 		return &hinted{err, "the request deadline was used up waiting for the server; raise source.timeout or the extract's timeout (--timeout), or find why the server stalls; nothing was published"}
 	case errors.As(err, &pe):
 		return &hinted{err, "the server sent data that is not valid TDS, so the connection was closed; nothing was published; if the server is a real SQL Server, please report this with its version"}
+	case errors.As(err, &se) && se.Number == 3952:
+		return snapshotHint(err)
 	case errors.As(err, &se) && !session.IsTransient(err):
 		return &hinted{err, "the server rejected the query: check the table, columns, where and convert settings; nothing was published"}
 	case session.IsTransient(err):

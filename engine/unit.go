@@ -9,6 +9,7 @@ import (
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/incremental"
 	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -34,6 +35,7 @@ type unit struct {
 	done  int          // sinks[:done] are published
 	rows  int64
 	sum   ExtractSummary
+	win   *incremental.Window // an incremental extract's window (incremental.go)
 }
 
 // stepError is a failed step with the class of its failure.
@@ -104,7 +106,7 @@ func (x *unit) connect(ctx context.Context) error {
 		return failed(KindConnect, err)
 	}
 	x.conn = conn
-	return nil
+	return x.beginConsistency(ctx)
 }
 
 // describe loads the table from the catalog (a query extract has none).
@@ -117,7 +119,7 @@ func (x *unit) describe(ctx context.Context) error {
 		return failed(KindExtract, err)
 	}
 	x.table = t
-	return nil
+	return x.openWindow(ctx)
 }
 
 // buildSQL writes the unit's SELECT: the query as given, or the table's
@@ -135,7 +137,7 @@ func (x *unit) buildSQL(context.Context) error {
 			}
 			return failed(KindConfig, err)
 		}
-		x.sql = p.SQL(x.u.Predicate())
+		x.sql = p.SQL(x.predicate())
 	}
 	x.sum.SQL = x.sql
 	return nil
@@ -147,12 +149,12 @@ func (x *unit) buildSQL(context.Context) error {
 func (x *unit) countRows(ctx context.Context) error {
 	switch {
 	case x.ex.Verify == VerifyCount:
-		n, err := catalog.Count(ctx, x.conn, x.ex.Schema, x.ex.Table, x.u.Predicate(), x.ex.Timeout)
+		n, err := x.count(ctx)
 		if err != nil {
 			return failed(KindExtract, fmt.Errorf("verify: counting source rows: %w", err))
 		}
 		x.info.EstimatedRows = n
-	case x.table != nil && x.u.Predicate() == "":
+	case x.table != nil && x.predicate() == "":
 		x.info.EstimatedRows = x.table.RowCount
 	}
 	return nil
@@ -200,7 +202,7 @@ func (x *unit) stream(ctx context.Context) error {
 	for i, s := range x.sinks {
 		cs[i] = s
 	}
-	q := session.Query{SQL: x.sql, Timeout: x.ex.Timeout}
+	q := session.Query{SQL: x.sql, Params: x.params(), Timeout: x.ex.Timeout}
 	if p := x.r.Progress; p != nil {
 		q.OnProgress = func(n int64) { p.Update(x.ex.Name, n, x.conn.WireBytes()) }
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/tdsextract/tdsextract/engine"
+	"github.com/tdsextract/tdsextract/engine/incremental"
 	"github.com/tdsextract/tdsextract/engine/migrate"
 	"github.com/tdsextract/tdsextract/internal/secret"
 	"github.com/tdsextract/tdsextract/plugins"
@@ -142,7 +143,7 @@ func cleanViperError(err error) string {
 }
 
 func newRunCmd(g *globalOpts) *cobra.Command {
-	var summaryJSON string
+	var summaryJSON, backfill string
 	var dryRun bool
 	var parallel int
 	cmd := &cobra.Command{
@@ -179,6 +180,14 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 				}
 				return runMigrate(cmd.Context(), g, c, false, job.SummaryFile)
 			}
+			var bf *incremental.Range
+			if backfill != "" {
+				r, err := incremental.ParseRange(backfill)
+				if err != nil {
+					return &usageError{fmt.Errorf("--backfill: %w", err)}
+				}
+				bf = &r
+			}
 			if dryRun {
 				plan, err := engine.Resolve(job, g.registry)
 				if err != nil {
@@ -187,10 +196,11 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 				fmt.Fprintf(g.stdout, "%s: valid (%d extracts, %d units)\n", args[0], len(plan.Extracts), len(plan.Units))
 				return nil
 			}
-			return runJob(cmd.Context(), g, job)
+			return runJobBackfill(cmd.Context(), g, job, bf)
 		},
 	}
 	cmd.Flags().StringVar(&summaryJSON, "summary-json", "", "also write the run summary as JSON to this file")
+	cmd.Flags().StringVar(&backfill, "backfill", "", "re-export FROM..TO (rows FROM <= watermark < TO; FROM.. or ..TO) of every incremental extract, leaving its state as it is")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate the job file and exit")
 	cmd.Flags().IntVar(&parallel, "parallel", 0, "extracts to run at once (each on its own session)")
 	return cmd
@@ -198,8 +208,14 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 
 // runJob runs a job with progress and prints the summary.
 func runJob(ctx context.Context, g *globalOpts, job *engine.JobConfig) error {
+	return runJobBackfill(ctx, g, job, nil)
+}
+
+// runJobBackfill is runJob with incremental extracts backfilling bf (nil:
+// their next window).
+func runJobBackfill(ctx context.Context, g *globalOpts, job *engine.JobConfig, bf *incremental.Range) error {
 	prog := newProgress(g)
-	r := &engine.Runner{Registry: g.registry, Progress: prog}
+	r := &engine.Runner{Registry: g.registry, Progress: prog, Backfill: bf}
 	sum, err := r.Run(ctx, job)
 	prog.Wait()
 	if sum != nil && len(sum.Extracts) > 0 {
@@ -243,6 +259,16 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 				rej = fmt.Sprintf(" (%d rows rejected)", s.Rejected)
 			}
 			fmt.Fprintf(w, "  %s -> %s: %d rows%s, %.1f MB, %s\n", e.Name, s.Type, s.Rows, rej, float64(s.Bytes)/1e6, strings.Join(s.Files, ", "))
+		}
+		if in := e.Incremental; in != nil {
+			state := "state unchanged"
+			switch {
+			case in.Committed:
+				state = "state saved to " + in.StateFile
+			case in.Backfill:
+				state = "backfill, state unchanged"
+			}
+			fmt.Fprintf(w, "  %s: %s in %s, %s\n", e.Name, in.Column, in.Window, state)
 		}
 		if e.Error != "" {
 			fmt.Fprintf(w, "  %s: FAILED: %s\n", e.Name, e.Error)

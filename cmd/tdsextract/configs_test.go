@@ -32,7 +32,6 @@ func TestConfigsRunAgainstSampleServer(t *testing.T) {
 	defer srv.Close()
 	port := strings.TrimPrefix(srv.Addr(), "127.0.0.1:")
 	t.Setenv("TDSEXTRACT_SAMPLE_PASSWORD", tdsserver.DefaultPassword)
-	t.Setenv("SINCE_ORDER_ID", "4000") // configs/incremental.yaml
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			b, err := os.ReadFile(f)

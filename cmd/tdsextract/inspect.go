@@ -12,6 +12,7 @@ import (
 
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/incremental"
 	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/internal/secret"
 	"github.com/tdsextract/tdsextract/sinks"
@@ -145,6 +146,16 @@ func inspectTable(ctx context.Context, w io.Writer, conn *session.Conn, ex *engi
 		maps = append(maps, sinkMap{sp.Type, m})
 	}
 	fmt.Fprintf(w, "%s  (%d columns, about %d rows)\n  select: %s\n", tab.FullName(), len(proj.Items), tab.RowCount, proj.SQL(ex.Where))
+	if inc := ex.Incremental; inc != nil {
+		last := "none yet: the next run exports every row"
+		if st, err := incremental.Load(inc.StateFile); err != nil {
+			last = err.Error()
+		} else if st.Watermark != nil {
+			last = fmt.Sprintf("%s after %d runs", *st.Watermark, st.Runs)
+		}
+		fmt.Fprintf(w, "  incremental: the window [%s] > %s AND [%s] <= %s (the column's maximum when a run starts) is ANDed in; state %s, watermark %s\n",
+			inc.Column, incremental.ParamLo, inc.Column, incremental.ParamHi, inc.StateFile, last)
+	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	hdr := "  #\tcolumn\tsql server type\tnull"
 	for _, m := range maps {

@@ -80,13 +80,18 @@ func TestConfigsValidate(t *testing.T) {
 	if err != nil || len(files) < 4 {
 		t.Fatalf("configs: %v %v", files, err)
 	}
-	// A dry run builds the plan, ${VAR} expanded: without the watermark
-	// incremental.yaml's scheduler passes, it says which variable and where.
-	code, _, errOut := runCLI(t, "run", "--dry-run", "../../configs/incremental.yaml")
-	if code != exitConfig || !strings.Contains(errOut, "SINCE_ORDER_ID") || !strings.Contains(errOut, "incremental.yaml: extracts[0].where") {
+	// A dry run builds the plan, ${VAR} expanded: without the variable a
+	// scheduler passes, it says which variable and where.
+	since := writeFile(t, t.TempDir(), "since.yaml", `source: {connection: "sqlserver://sa@127.0.0.1:14330?database=sample"}
+extracts:
+  - table: sales.orders
+    where: "order_id > ${SINCE_ORDER_ID}"
+    sinks: [{type: csv}]
+`)
+	code, _, errOut := runCLI(t, "run", "--dry-run", since)
+	if code != exitConfig || !strings.Contains(errOut, "SINCE_ORDER_ID") || !strings.Contains(errOut, "since.yaml: extracts[0].where") {
 		t.Errorf("dry run without SINCE_ORDER_ID: code %d: %s", code, errOut)
 	}
-	t.Setenv("SINCE_ORDER_ID", "4000")
 	for _, f := range files {
 		job, err := loadJob(f)
 		if err != nil {

@@ -27,6 +27,7 @@ type serverFlags struct {
 	seed                                                          int64
 	rows                                                          []string
 	packetSize                                                    int
+	snapshot                                                      bool
 	f                                                             tdsserver.Faults
 }
 
@@ -43,6 +44,7 @@ func (sf *serverFlags) register(cmd *cobra.Command, listenDefault string) {
 	fl.Int64Var(&sf.seed, "seed", 1, "seed of the generated data (same seed, same rows)")
 	fl.StringSliceVar(&sf.rows, "rows", nil, "row count overrides, e.g. --rows poc48=1000000000,sales.orders=10000")
 	fl.IntVar(&sf.packetSize, "packet-size", 32767, "largest packet size the server agrees to (512..32767)")
+	fl.BoolVar(&sf.snapshot, "snapshot-isolation", true, "ALLOW_SNAPSHOT_ISOLATION of the database; false: a read under SNAPSHOT isolation fails with error 3952 (SQL Server's default)")
 	fl.Int64Var(&sf.f.CloseAfterBytes, "fault-close-after-bytes", 0, "close the connection after N bytes of a query response")
 	fl.Int64Var(&sf.f.CloseAfterRows, "fault-close-after-rows", 0, "close the connection after N rows of a result set")
 	fl.Int64Var(&sf.f.StallAfterRows, "fault-stall-after-rows", 0, "stall after N rows (for --fault-stall)")
@@ -82,7 +84,7 @@ func (sf *serverFlags) config() (tdsserver.Config, error) {
 	default:
 		return tdsserver.Config{}, &usageError{fmt.Errorf("--encrypt %q: use off, on, required, notsup or strict", sf.encrypt)}
 	}
-	dbc := sampledb.Config{Seed: sf.seed, Rows: rows, Database: sf.database}
+	dbc := sampledb.Config{Seed: sf.seed, Rows: rows, Database: sf.database, NoSnapshot: !sf.snapshot}
 	if err := dbc.Validate(); err != nil {
 		return tdsserver.Config{}, &usageError{fmt.Errorf("--rows: %w", err)}
 	}

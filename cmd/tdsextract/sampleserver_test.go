@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,7 +68,8 @@ func runSampleServer(t *testing.T, args ...string) (addr, connString string, sto
 // data and the login, and it writes its CA for clients on request.
 func TestSampleServerCommand(t *testing.T) {
 	ca := filepath.Join(t.TempDir(), "ca.pem")
-	addr, _, stop := runSampleServer(t, "--rows", "poc48=123", "--user", "etl", "--password", "pw;with@odd:chars", "--write-ca", ca)
+	addr, _, stop := runSampleServer(t, "--rows", "poc48=123,events=10", "--user", "etl", "--password", "pw;with@odd:chars", "--write-ca", ca,
+		"--snapshot-isolation=false")
 	if _, err := os.Stat(ca); err != nil {
 		t.Errorf("--write-ca: %v", err)
 	}
@@ -80,11 +82,27 @@ func TestSampleServerCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect to sample-server: %v", err)
 	}
-	n, err := catalog.Count(context.Background(), conn, "dbo", "poc48", "", session.TimeoutOf(10*time.Second))
-	conn.Close()
+	ctx, tmo := context.Background(), session.TimeoutOf(10*time.Second)
+	n, err := catalog.Count(ctx, conn, "dbo", "poc48", "", tmo)
 	if err != nil || n != 123 {
 		t.Fatalf("COUNT_BIG(*) = %d, %v; want 123 from --rows", n, err)
 	}
+	// Rows can be added to dbo.events with T-SQL, as to SQL Server.
+	res, err := conn.Query(ctx, session.Query{SQL: "INSERT INTO dbo.events (kind, amount) VALUES (@k, 1.25)",
+		Params: []session.Param{{Name: "k", Value: "from-cli"}}, Timeout: tmo}, nil)
+	if err != nil || len(res.RowCounts) != 1 || res.RowCounts[0] != 1 {
+		t.Fatalf("INSERT: %+v, %v", res, err)
+	}
+	if n, err = catalog.Count(ctx, conn, "dbo", "events", "kind = N'from-cli'", tmo); err != nil || n != 1 {
+		t.Fatalf("inserted rows: %d, %v", n, err)
+	}
+	// --snapshot-isolation=false: a SNAPSHOT read fails as SQL Server's does.
+	_, err = conn.Query(ctx, session.Query{SQL: "SET TRANSACTION ISOLATION LEVEL SNAPSHOT; SELECT TOP (1) id FROM dbo.events", Timeout: tmo}, nil)
+	var se *session.ServerError
+	if !errors.As(err, &se) || se.Number != 3952 {
+		t.Fatalf("SNAPSHOT read with --snapshot-isolation=false: %v, want error 3952", err)
+	}
+	conn.Close()
 	if code := stop(); code != 0 {
 		t.Fatalf("sample-server exited %d", code)
 	}

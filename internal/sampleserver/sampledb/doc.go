@@ -42,6 +42,13 @@
 //     and referential integrity: order lines are spread in order over the
 //     orders, unit_price is the product's price and orders.total is the sum
 //     of quantity*unit_price of its lines (see Sales).
+//   - events: id int IDENTITY (key), ts datetime2(7), kind nvarchar(20),
+//     amount decimal(18,2) NULL, rv rowversion; generated rows one second
+//     apart from EventsBase. The one table rows can be added to while the
+//     server runs (DB.Insert, or T-SQL INSERT through sqlexec): each insert
+//     makes a new version of the database (DB.Current), which statements
+//     started afterwards read, so tests of incremental exports can add rows
+//     between runs, or during one.
 //   - text_cp1252 (Latin1_General_CI_AS), text_cp1251
 //     (Cyrillic_General_CI_AS), text_cp932 (Japanese_CI_AS), text_utf8
 //     (Latin1_General_100_CI_AS_SC_UTF8): the same strings (TextSamples) in

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tdsextract/tdsextract/decode"
 )
@@ -22,6 +23,10 @@ type Config struct {
 	// Scale multiplies the default row counts (0 means 1); per-table
 	// overrides in Rows are taken as given. type_matrix is not scaled.
 	Scale float64
+	// NoSnapshot turns the database's ALLOW_SNAPSHOT_ISOLATION off (SQL
+	// Server's default): a statement under SNAPSHOT isolation then fails
+	// with error 3952, as on SQL Server.
+	NoSnapshot bool
 }
 
 // Validate checks that every key of Rows names a generated table whose row
@@ -88,10 +93,12 @@ var DefaultRows = map[string]int64{
 	"warehouse.sites":     12,
 	"warehouse.stock":     480,
 	"warehouse.movements": 2000,
+	"dbo.events":          1000,
 }
 
-// DB is a generated sample database. It is immutable and safe for
-// concurrent use.
+// DB is a generated sample database. A DB value is immutable and safe for
+// concurrent use; Insert (dbo.events only) makes a new version, which
+// Current returns.
 type DB struct {
 	name    string
 	seed    int64
@@ -103,6 +110,17 @@ type DB struct {
 	views   []*Table
 	seqs    []Sequence
 	pools   map[poolKey]*pool // shared encoded pools, used while New runs
+	// live is shared by every version of the database: Insert makes a
+	// new version and stores it there (events.go).
+	live       *liveDB
+	dbts       int64 // @@DBTS: the last rowversion handed out
+	noSnapshot bool  // ALLOW_SNAPSHOT_ISOLATION OFF
+}
+
+// liveDB holds the newest version of a database rows were inserted into.
+type liveDB struct {
+	mu  sync.Mutex // serialises Insert
+	cur atomic.Pointer[DB]
 }
 
 // Index describes a table index (the primary key is one, with PrimaryKey
@@ -219,6 +237,13 @@ type Table struct {
 	salts  []uint64                       // column salts
 	nbc    int                            // null bitmap length
 	db     *DB
+
+	// An appendable table (dbo.events) holds genRows generated rows (genFn)
+	// and then extra, the inserted ones; Rows is their sum.
+	appendable bool
+	genRows    int64
+	genFn      func(i int64, dst []any) []any
+	extra      [][]any
 }
 
 // gen produces one column of a fast table. h is the cell's hash, a pure
@@ -281,7 +306,8 @@ func cellHash(rowh, colSalt uint64) uint64 {
 
 // New builds the sample database described by cfg.
 func New(cfg Config) *DB {
-	db := &DB{name: cfg.Database, seed: cfg.Seed, byName: map[string]*Table{}, pools: map[poolKey]*pool{}}
+	db := &DB{name: cfg.Database, seed: cfg.Seed, byName: map[string]*Table{}, pools: map[poolKey]*pool{},
+		live: &liveDB{}, noSnapshot: cfg.NoSnapshot}
 	if db.name == "" {
 		db.name = "sample"
 	}
@@ -315,6 +341,7 @@ func New(cfg Config) *DB {
 	b.sales()
 	b.textTables()
 	b.warehouse()
+	b.events()
 	db.pools = nil
 	sortTables(db.tables)
 	for i, t := range db.tables {

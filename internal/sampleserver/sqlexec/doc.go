@@ -24,7 +24,14 @@
 //   - SET options (FMTONLY, TEXTSIZE, ROWCOUNT, LANGUAGE, isolation level,
 //     and every ON/OFF option), USE, BEGIN TRAN/COMMIT/ROLLBACK, EXEC
 //     sp_executesql, and prepared statements (Prepare/Execute/Unprepare for
-//     sp_prepexec, sp_execute and sp_unprepare).
+//     sp_prepexec, sp_execute and sp_unprepare);
+//   - INSERT [INTO] dbo.events [(columns)] VALUES (...)[, (...)] (insert.go),
+//     the one write: every statement reads the newest version of the
+//     database, except in a transaction under SET TRANSACTION ISOLATION
+//     LEVEL SNAPSHOT, which reads the version of its first read until it
+//     ends; under SNAPSHOT a database with snapshot isolation off answers
+//     error 3952. @@DBTS and MIN_ACTIVE_ROWVERSION() follow the rowversions
+//     handed out.
 //
 // Results are metadata plus a RowSource that appends encoded ROW or NBCROW
 // tokens (MS-TDS 2.2.7.19, 2.2.7.17) on demand, so a billion-row table

@@ -61,6 +61,9 @@ func (s *Session) resolveSource(f fromItem) (*source, error) {
 				if !ok {
 					return nil, errInvalidObject(f.Line, full)
 				}
+				if err := s.readUserTable(f.Line); err != nil {
+					return nil, err
+				}
 				return &source{t: t, schema: t.Schema, name: t.Name, alias: f.Alias}, nil
 			}
 		case isKnownSystemDB(db):
@@ -74,6 +77,11 @@ func (s *Session) resolveSource(f fromItem) (*source, error) {
 	t, ok := s.lookupTable(schema, name)
 	if !ok {
 		return nil, errInvalidObject(f.Line, full)
+	}
+	if !t.Catalog {
+		if err := s.readUserTable(f.Line); err != nil {
+			return nil, err
+		}
 	}
 	return &source{t: t, schema: t.Schema, name: t.Name, alias: f.Alias}, nil
 }

@@ -36,7 +36,7 @@ var scalarFuncs = map[string]funcSpec{
 	"SUSER_SNAME": {0, 1}, "SUSER_NAME": {0, 1}, "USER_NAME": {0, 1}, "CURRENT_USER": {0, 0},
 	"SESSION_USER": {0, 0}, "SYSTEM_USER": {0, 0}, "USER": {0, 0}, "HOST_NAME": {0, 0}, "APP_NAME": {0, 0},
 	"IDENT_SEED": {1, 1}, "IDENT_INCR": {1, 1}, "IDENT_CURRENT": {1, 1}, "SESSIONPROPERTY": {1, 1},
-	"IIF": {3, 3},
+	"IIF": {3, 3}, "MIN_ACTIVE_ROWVERSION": {0, 0},
 }
 
 func sysVarType(name string) (decode.TypeInfo, bool) {
@@ -54,6 +54,8 @@ func sysVarType(name string) (decode.TypeInfo, bool) {
 		return tiOf(decode.KindTinyInt), true
 	case "IDENTITY":
 		return tiDecimal(38, 0), true
+	case "DBTS":
+		return tiVarBinary(8), true
 	}
 	return decode.TypeInfo{}, false
 }
@@ -94,6 +96,8 @@ func (sc *scope) sysVar(name string) any {
 		return int64(32767)
 	case "IDENTITY":
 		return nil
+	case "DBTS":
+		return sampledb.RowVersion(s.db.DBTS())
 	}
 	return int64(0)
 }
@@ -226,6 +230,10 @@ func (sc *scope) funcType(x *funcExpr) (decode.TypeInfo, bool) {
 		return tiOf(decode.KindDateTimeOffset), false
 	case "NEWID":
 		return tiOf(decode.KindUniqueIdentifier), false
+	case "MIN_ACTIVE_ROWVERSION":
+		// binary(8), NOT NULL: the lowest rowversion an open transaction
+		// may still commit; with no open writer, @@DBTS + 1.
+		return decode.TypeInfo{Type: decode.TypeBigBinary, Size: 8}, false
 	case "IDENT_SEED", "IDENT_INCR", "IDENT_CURRENT":
 		return tiDecimal(38, 0), true
 	}
@@ -741,6 +749,8 @@ func (sc *scope) evalFunc(x *funcExpr, e *env) (any, error) {
 		return decode.DateTimeFromTime(time.Now().UTC()), nil
 	case "SYSDATETIMEOFFSET":
 		return decode.DateTimeOffsetFromTime(time.Now()), nil
+	case "MIN_ACTIVE_ROWVERSION":
+		return sampledb.RowVersion(sc.s.db.DBTS() + 1), nil
 	case "NEWID":
 		var g decode.GUID
 		_, _ = rand.Read(g[:])

@@ -145,7 +145,9 @@ func (p *parser) statement(first bool) (stmt, error) {
 			p.skipTxnName()
 		}
 		return &txnStmt{Line: t.Line, Verb: upper(t.Text)}, nil
-	case "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "TRUNCATE", "MERGE", "BULK", "GRANT",
+	case "INSERT":
+		return p.insertStmt()
+	case "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "TRUNCATE", "MERGE", "BULK", "GRANT",
 		"REVOKE", "DENY", "BACKUP", "RESTORE":
 		p.skipStatement()
 		return &unsupportedStmt{Line: t.Line, Verb: upper(t.Text)}, nil

@@ -72,6 +72,9 @@ type Result struct {
 	// Table is the source table's name ("schema.table") for fault filtering
 	// (--fault-table); empty for statements without a source table.
 	Table string
+	// Affected reports that RowCount is the rows the statement changed
+	// (INSERT), sent in its DONE.
+	Affected bool
 }
 
 // Session is the per-connection state the SQL subset needs.
@@ -100,6 +103,14 @@ type Session struct {
 	SPID int16
 	// TranCount is @@TRANCOUNT (BEGIN TRAN / COMMIT / ROLLBACK).
 	TranCount int
+	// Isolation is SET TRANSACTION ISOLATION LEVEL ("READ COMMITTED" by
+	// default). Under SNAPSHOT a transaction reads the version of the
+	// database it first read user data in until it ends; every other
+	// statement reads the newest version (rows inserted are visible to
+	// the next statement).
+	Isolation string
+	// snap is the version a SNAPSHOT transaction pinned; nil outside one.
+	snap *sampledb.DB
 
 	db         *sampledb.DB
 	nextHandle int32
@@ -115,6 +126,7 @@ func NewSession(db *sampledb.DB) *Session {
 		Database:  db.Name(),
 		Options:   map[string]bool{},
 		Language:  "us_english",
+		Isolation: "READ COMMITTED",
 		Prepared:  map[int32]string{},
 		ScanLimit: DefaultScanLimit,
 		SPID:      51,
@@ -138,6 +150,7 @@ func (s *Session) Exec(sql string, params []Param) ([]Result, error) {
 	ps := newParamSet(params)
 	var out []Result
 	for _, st := range stmts {
+		s.refresh()
 		r, err := s.execStmt(st, ps)
 		if err != nil {
 			return out, err
@@ -180,7 +193,16 @@ func (s *Session) execStmt(st stmt, ps *paramSet) ([]Result, error) {
 			}
 			s.TranCount = 0
 		}
+		if s.TranCount == 0 {
+			s.snap = nil
+		}
 		return nil, nil
+	case *insertStmt:
+		r, err := s.execInsert(st, ps)
+		if err != nil {
+			return nil, err
+		}
+		return []Result{r}, nil
 	case *unsupportedStmt:
 		switch st.Verb {
 		case "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "TRUNCATE", "MERGE", "BULK":
@@ -247,7 +269,10 @@ func (s *Session) execSet(st *setStmt, ps *paramSet) error {
 		}
 		s.Language = "us_english"
 		return nil
-	case "DATEFORMAT", "DEADLOCK_PRIORITY", "CONTEXT_INFO", "TRANSACTION ISOLATION LEVEL":
+	case "TRANSACTION ISOLATION LEVEL":
+		s.Isolation = st.Value.Text
+		return nil
+	case "DATEFORMAT", "DEADLOCK_PRIORITY", "CONTEXT_INFO":
 		return nil
 	}
 	for _, o := range st.Options {

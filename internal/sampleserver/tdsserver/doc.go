@@ -85,6 +85,7 @@
 //	--packet-size N                Config.MaxPacketSize: the largest packet size agreed to (512..32767)
 //	--seed N, --rows table=N       sampledb.Config (seed, per-table row counts; a table
 //	                               that does not exist is an error listing the tables)
+//	--snapshot-isolation=false     sampledb.Config.NoSnapshot: reads under SNAPSHOT fail with 3952
 //	--fault-close-after-bytes N    Faults.CloseAfterBytes: after N bytes of a response
 //	                               (headers included) are written, the TCP connection closes
 //	--fault-close-after-rows N     Faults.CloseAfterRows: after N rows of a result set are

@@ -33,6 +33,7 @@ func (c *conn) put(b []byte) {
 const (
 	curCmdSelect  uint16 = 0xC1
 	curCmdExecute uint16 = 0xE0
+	curCmdInsert  uint16 = 0xC3
 )
 
 // runBatch executes a SQLBatch and writes the whole response.
@@ -119,6 +120,8 @@ func (c *conn) writeResults(results []sqlexec.Result, inProc, moreFollows bool) 
 			}
 		} else if !r.Done {
 			continue
+		} else if r.Affected {
+			count, status, cmd = uint64(r.RowCount), decode.DoneCount, curCmdInsert
 		}
 		last := i == len(results)-1
 		tok := decode.TokenDone

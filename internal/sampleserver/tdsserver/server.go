@@ -83,6 +83,14 @@ func (s *Server) Port() int {
 	return 0
 }
 
+// Insert adds rows to the served database's appendable table
+// (dbo.events) while the server runs, as sampledb.DB.Insert does:
+// statements that start afterwards see them. It returns the identity
+// values the rows got.
+func (s *Server) Insert(schema, table string, cols []string, rows [][]any) ([]int64, error) {
+	return s.cfg.DB.Insert(schema, table, cols, rows)
+}
+
 // SetFaults replaces the fault knobs; requests that start afterwards use
 // them (a response being written keeps the faults it started with).
 func (s *Server) SetFaults(f Faults) error {
