@@ -74,6 +74,14 @@ type ExtractConfig struct {
 	Convert []ConvertConfig `mapstructure:"convert"`
 	// Timeout overrides the source's request deadline for this extract.
 	Timeout string `mapstructure:"timeout"`
+	// Partition splits a table extract into key ranges, each a unit of its
+	// own (its own session, sinks, files and checkpoint): "auto" (the
+	// leading clustered key column), or a map with column, count (default
+	// 8) or predicates (a list of WHERE predicates, one unit each).
+	Partition any `mapstructure:"partition"`
+	// Parallel bounds how many units of this extract run at once; default
+	// the job's parallel.
+	Parallel int `mapstructure:"parallel"`
 	// Verify is "none" (default) or "count": after the export, the rows
 	// written must equal the source's COUNT_BIG(*) over the same predicate,
 	// else the sinks publish nothing and the extract fails.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/partition"
 	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -68,6 +70,12 @@ type ExtractSummary struct {
 	SourceRows int64         `json:"source_rows,omitempty"`
 	Sinks      []SinkSummary `json:"sinks"`
 	Error      string        `json:"error,omitempty"`
+	// Unit and Range identify a unit of a partitioned extract (its ID and
+	// its range with the bounds written in); Units are those units' own
+	// summaries in the extract's summary.
+	Unit  string           `json:"unit,omitempty"`
+	Range string           `json:"range,omitempty"`
+	Units []ExtractSummary `json:"units,omitempty"`
 }
 
 // SinkSummary reports one sink of an extract.
@@ -109,20 +117,104 @@ func (r *Runner) Run(ctx context.Context, job *JobConfig) (*Summary, error) {
 	return r.Execute(ctx, plan)
 }
 
-// Execute runs the units of a plan, Parallel at a time, each on its own
-// session, and summarises them per extract.
+// Expand splits every partitioned extract of plan into its key-range
+// units (engine/partition: the key's MIN and MAX read on one session, or
+// the predicates as written). It is done once; a plan resumed from a
+// checkpoint is already expanded, with the bounds of its first run.
+func (r *Runner) Expand(ctx context.Context, plan *Plan) error {
+	if plan.Expanded {
+		return nil
+	}
+	var conn *session.Conn
+	defer func() {
+		if conn != nil {
+			_ = conn.Close()
+		}
+	}()
+	var units []Unit
+	for _, u := range plan.Units {
+		ex := u.Extract
+		if ex.Partition == nil {
+			units = append(units, u)
+			continue
+		}
+		var parts []partition.Part
+		if len(ex.Partition.Predicates) > 0 {
+			for _, p := range ex.Partition.Predicates {
+				parts = append(parts, partition.Part{Where: p})
+			}
+		} else {
+			if conn == nil {
+				c, err := r.connect(ctx, plan.Session)
+				if err != nil {
+					return &JobError{Kind: KindConnect, Extract: ex.Name, Err: err}
+				}
+				conn = c
+			}
+			t, err := catalog.LoadTable(ctx, conn, ex.Schema, ex.Table, ex.Timeout)
+			if err != nil {
+				return &JobError{Kind: KindExtract, Extract: ex.Name, Err: err}
+			}
+			parts, err = partition.Plan(ctx, conn, t, *ex.Partition, ex.Timeout)
+			if err != nil {
+				kind := KindExtract
+				var pe *partition.Error
+				if errors.As(err, &pe) {
+					kind = KindConfig
+					err = &ConfigError{File: plan.File, Field: ex.Field + ".partition", Msg: pe.Msg}
+				}
+				return &JobError{Kind: kind, Extract: ex.Name, Err: err}
+			}
+		}
+		for i, p := range parts {
+			units = append(units, Unit{Extract: ex, Where: p.Where, Range: p, Part: i, Parts: len(parts)})
+		}
+	}
+	plan.Units, plan.Expanded = units, true
+	return nil
+}
+
+func (r *Runner) connect(ctx context.Context, cfg session.Config) (*session.Conn, error) {
+	if r.Connect != nil {
+		return r.Connect(ctx, cfg)
+	}
+	return session.Connect(ctx, cfg)
+}
+
+// Execute runs the units of a plan, Parallel at a time (and at most each
+// extract's Parallel of its own units), each on its own session, and
+// summarises them per extract.
 func (r *Runner) Execute(ctx context.Context, plan *Plan) (*Summary, error) {
 	sum := &Summary{Job: plan.Job, Started: time.Now()}
+	if err := r.Expand(ctx, plan); err != nil {
+		sum.Duration = time.Since(sum.Started)
+		return sum, err
+	}
 	results := make([]ExtractSummary, len(plan.Units))
 	errs := make([]error, len(plan.Units))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, plan.Parallel))
+	exSem := map[*ExtractPlan]chan struct{}{}
+	for _, ex := range plan.Extracts {
+		if ex.Parallel > 0 {
+			exSem[ex] = make(chan struct{}, ex.Parallel)
+		}
+	}
 	for i, u := range plan.Units {
 		wg.Add(1)
+		es := exSem[u.Extract]
+		if es != nil {
+			es <- struct{}{}
+		}
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
+			defer func() {
+				<-sem
+				if es != nil {
+					<-es
+				}
+			}()
 			results[i], errs[i] = r.runUnit(ctx, plan, u)
 		}()
 	}
@@ -148,6 +240,7 @@ func mergeUnits(units []ExtractSummary) ExtractSummary {
 		return units[0]
 	}
 	var m ExtractSummary
+	m.Units = units
 	for i, u := range units {
 		if i == 0 {
 			m.Name, m.SQL, m.Timeout, m.Verified = u.Name, u.SQL, u.Timeout, u.Verified

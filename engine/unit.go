@@ -50,7 +50,10 @@ func failed(kind ErrorKind, err error) error { return &stepError{kind, err} }
 func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit) (ExtractSummary, error) {
 	x := &unit{r: r, u: u, ex: u.Extract, plan: plan, start: time.Now()}
 	x.sum.Name, x.sum.Timeout = x.ex.Name, x.ex.Timeout.String()
-	x.info = sinks.ExtractInfo{Name: x.ex.Name, Schema: x.ex.Schema, Table: x.ex.Table, EstimatedRows: -1}
+	if u.Parts > 1 {
+		x.sum.Unit, x.sum.Range = u.ID(), u.Range.String()
+	}
+	x.info = sinks.ExtractInfo{Name: x.ex.Name, Schema: x.ex.Schema, Table: x.ex.Table, EstimatedRows: -1, Part: u.Part, Parts: max(1, u.Parts)}
 	if plan.SummaryFile != "" {
 		x.info.RunDir = filepath.Dir(plan.SummaryFile)
 	}
@@ -60,7 +63,7 @@ func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit) (ExtractSummar
 		_ = x.conn.Close()
 	}
 	if r.Progress != nil {
-		r.Progress.Finish(x.ex.Name, x.rows, x.sum.WireBytes, err)
+		r.Progress.Finish(x.label(), x.rows, x.sum.WireBytes, err)
 	}
 	x.sum.Duration = time.Since(x.start)
 	if err == nil {
@@ -73,6 +76,14 @@ func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit) (ExtractSummar
 		kind, err = se.kind, se.err
 	}
 	return x.sum, &JobError{Kind: kind, Extract: x.ex.Name, Err: err}
+}
+
+// label names the unit in progress events: the extract, or a part's ID.
+func (x *unit) label() string {
+	if x.u.Parts > 1 {
+		return x.u.ID()
+	}
+	return x.ex.Name
 }
 
 func (x *unit) run(ctx context.Context) error {
@@ -95,11 +106,7 @@ var errAllSkipped = errors.New("engine: every sink skipped")
 
 // connect opens the unit's own session.
 func (x *unit) connect(ctx context.Context) error {
-	connect := x.r.Connect
-	if connect == nil {
-		connect = session.Connect
-	}
-	conn, err := connect(ctx, x.plan.Session)
+	conn, err := x.r.connect(ctx, x.plan.Session)
 	if err != nil {
 		return failed(KindConnect, err)
 	}
@@ -147,7 +154,7 @@ func (x *unit) buildSQL(context.Context) error {
 func (x *unit) countRows(ctx context.Context) error {
 	switch {
 	case x.ex.Verify == VerifyCount:
-		n, err := catalog.Count(ctx, x.conn, x.ex.Schema, x.ex.Table, x.u.Predicate(), x.ex.Timeout)
+		n, err := catalog.Count(ctx, x.conn, x.ex.Schema, x.ex.Table, x.u.Predicate(), x.ex.Timeout, x.u.Params()...)
 		if err != nil {
 			return failed(KindExtract, fmt.Errorf("verify: counting source rows: %w", err))
 		}
@@ -189,7 +196,7 @@ func (x *unit) openSinks(ctx context.Context) error {
 		return errAllSkipped
 	}
 	if x.r.Progress != nil {
-		x.r.Progress.Start(x.ex.Name, x.info.EstimatedRows)
+		x.r.Progress.Start(x.label(), x.info.EstimatedRows)
 	}
 	return nil
 }
@@ -200,9 +207,10 @@ func (x *unit) stream(ctx context.Context) error {
 	for i, s := range x.sinks {
 		cs[i] = s
 	}
-	q := session.Query{SQL: x.sql, Timeout: x.ex.Timeout}
+	q := session.Query{SQL: x.sql, Params: x.u.Params(), Timeout: x.ex.Timeout}
 	if p := x.r.Progress; p != nil {
-		q.OnProgress = func(n int64) { p.Update(x.ex.Name, n, x.conn.WireBytes()) }
+		label := x.label()
+		q.OnProgress = func(n int64) { p.Update(label, n, x.conn.WireBytes()) }
 	}
 	res, err := x.conn.Query(ctx, q, Tee(cs...))
 	if res != nil {

@@ -51,6 +51,11 @@ type ExtractInfo struct {
 	Schema, Table string
 	// EstimatedRows is the source's row count when known, else -1.
 	EstimatedRows int64
+	// Part and Parts number the extract's key-range part this sink writes
+	// (0 of 1 for an extract that is not partitioned). Every part gets its
+	// own sinks; file sinks put the part in their file names ("{part}" in
+	// a path, else ".part-0001" before the extension).
+	Part, Parts int
 	// RunDir is the directory of the run summary (the job's summary_file),
 	// where sinks put side files such as rejected rows; empty when the job
 	// writes no summary file (then the working directory).
