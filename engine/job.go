@@ -29,9 +29,34 @@ type JobConfig struct {
 	Parallel int `mapstructure:"parallel"`
 	// SummaryFile, when set, receives the run summary as JSON.
 	SummaryFile string `mapstructure:"summary_file"`
+	// StateDir keeps the run's checkpoints (which units are finished), so
+	// a run started again does only what is missing. Default
+	// $XDG_STATE_HOME/tdsextract/<job>-<fingerprint>. Checkpoints are kept
+	// when an extract is partitioned, state_dir or manifest is set, or the
+	// run resumes or runs a share (--resume, --unit, --run-id).
+	StateDir string `mapstructure:"state_dir"`
+	// Manifest is where the job-level manifest is written once every unit
+	// is finished (default: manifest.json in the state directory).
+	Manifest string `mapstructure:"manifest"`
+	// Retry says how a unit that failed transiently is retried.
+	Retry RetryConfig `mapstructure:"retry"`
 	// File is the job file the configuration was read from, for messages
 	// (set by whoever read it; not a key of the file).
 	File string `mapstructure:"-"`
+}
+
+// RetryConfig is the retry policy of units that fail transiently (a lost
+// connection, a deadlock victim, a failover; session.IsTransient): each
+// retry runs the unit again from the start on a fresh connection, after a
+// delay that doubles from Initial up to Max, with jitter.
+type RetryConfig struct {
+	// Attempts is the number of runs of a unit in all (default 3; 1 = no
+	// retry).
+	Attempts int `mapstructure:"attempts"`
+	// Initial is the first delay (default 1s); Max caps the delay (default
+	// 30s).
+	Initial string `mapstructure:"initial"`
+	Max     string `mapstructure:"max"`
 }
 
 // SourceConfig names the source server.

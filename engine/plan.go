@@ -28,7 +28,11 @@ type Plan struct {
 	// Parallel is how many units run at once, each on its own session.
 	Parallel    int
 	SummaryFile string
-	Extracts    []*ExtractPlan
+	// StateDir and Manifest are the job's keys ("" for the defaults, see
+	// JobConfig).
+	StateDir, Manifest string
+	Retry              RetryPolicy
+	Extracts           []*ExtractPlan
 	// Units are the pieces of work, in order: one per extract until the
 	// plan is expanded (Runner.Expand), then one per key range of every
 	// partitioned extract, each with its own predicate and parameters,
@@ -173,8 +177,9 @@ func resolve(job *JobConfig, reg *sinks.Registry, lookup func(string) (string, b
 		r.add("", "engine: no sink registry")
 		return nil, r.err()
 	}
-	p := &Plan{Job: job.Name, File: job.File, Parallel: DefaultParallel, SummaryFile: job.SummaryFile}
+	p := &Plan{Job: job.Name, File: job.File, Parallel: DefaultParallel, SummaryFile: job.SummaryFile, StateDir: job.StateDir, Manifest: job.Manifest}
 	p.Session = r.source(&job.Source)
+	p.Retry = r.retry(&job.Retry)
 	switch {
 	case job.Parallel < 0:
 		r.add("parallel", "must be 1 or more")
@@ -498,4 +503,44 @@ func toInt(v any) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// RetryPolicy is a resolved RetryConfig.
+type RetryPolicy struct {
+	Attempts     int
+	Initial, Max time.Duration
+}
+
+// The retry defaults.
+const (
+	DefaultRetryAttempts = 3
+	DefaultRetryInitial  = time.Second
+	DefaultRetryMax      = 30 * time.Second
+)
+
+func (r *resolver) retry(c *RetryConfig) RetryPolicy {
+	p := RetryPolicy{Attempts: DefaultRetryAttempts, Initial: DefaultRetryInitial, Max: DefaultRetryMax}
+	switch {
+	case c.Attempts < 0:
+		r.add("retry.attempts", "must be 1 or more")
+	case c.Attempts > 0:
+		p.Attempts = c.Attempts
+	}
+	dur := func(field, s string, def time.Duration) time.Duration {
+		if s == "" {
+			return def
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil || d < 0 {
+			r.add(field, "%q is not a duration such as 500ms or 10s", s)
+			return def
+		}
+		return d
+	}
+	p.Initial = dur("retry.initial", c.Initial, DefaultRetryInitial)
+	p.Max = dur("retry.max", c.Max, DefaultRetryMax)
+	if p.Max < p.Initial {
+		r.add("retry.max", "%s is less than retry.initial (%s)", p.Max, p.Initial)
+	}
+	return p
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -21,6 +22,9 @@ const (
 	KindConfig  ErrorKind = iota + 1 // the job configuration is wrong
 	KindConnect                      // the source cannot be reached or refuses the login
 	KindExtract                      // a failure while extracting or writing
+	// KindIncomplete: a commit found units not yet finished (run them and
+	// commit again).
+	KindIncomplete
 )
 
 // JobError is a failed extract (or job) with its kind.
@@ -28,6 +32,13 @@ type JobError struct {
 	Kind    ErrorKind
 	Extract string // empty for a job-level failure
 	Err     error
+}
+
+// Transient reports whether the failure may pass if the same run is
+// started again later (a lost connection, a deadlock, a failover, the
+// source unreachable): what a scheduler should retry.
+func (e *JobError) Transient() bool {
+	return e.Kind == KindConnect || session.IsTransient(e.Err)
 }
 
 func (e *JobError) Error() string {
@@ -50,7 +61,12 @@ type Progress interface {
 
 // Summary is the result of a run.
 type Summary struct {
-	Job      string           `json:"job"`
+	Job string `json:"job"`
+	// Run, StateDir and Manifest name the checkpointed run (empty when the
+	// run keeps no checkpoints); Manifest is set once it is written.
+	Run      string           `json:"run,omitempty"`
+	StateDir string           `json:"state_dir,omitempty"`
+	Manifest string           `json:"manifest,omitempty"`
 	Started  time.Time        `json:"started"`
 	Duration time.Duration    `json:"duration_ns"`
 	Extracts []ExtractSummary `json:"extracts"`
@@ -76,6 +92,23 @@ type ExtractSummary struct {
 	Unit  string           `json:"unit,omitempty"`
 	Range string           `json:"range,omitempty"`
 	Units []ExtractSummary `json:"units,omitempty"`
+	// Checksum fingerprints every value written (checkpointed runs only;
+	// see Checksum); an extract's is the sum of its units'.
+	Checksum string `json:"checksum,omitempty"`
+	// Resumed is set for a unit an earlier run finished: not run again.
+	Resumed bool `json:"resumed,omitempty"`
+	// Attempts is how many times the unit ran; Retries say why each
+	// retry happened.
+	Attempts int          `json:"attempts,omitempty"`
+	Retries  []RetryEvent `json:"retries,omitempty"`
+}
+
+// RetryEvent is one retry of a unit.
+type RetryEvent struct {
+	Unit    string        `json:"unit"`
+	Attempt int           `json:"attempt"` // the attempt that failed
+	Error   string        `json:"error"`
+	Delay   time.Duration `json:"delay_ns"`
 }
 
 // SinkSummary reports one sink of an extract.
@@ -100,6 +133,20 @@ type Runner struct {
 	Progress Progress
 	// Connect opens a session; nil means session.Connect. Tests may substitute.
 	Connect func(ctx context.Context, cfg session.Config) (*session.Conn, error)
+	// Resume keeps checkpoints for any job and finishes an unfinished run
+	// (a checkpointed job does that when started again anyway).
+	Resume bool
+	// Restart discards an unfinished run in the state directory.
+	Restart bool
+	// Share, when set, runs only that share of the units (a scheduler's
+	// array task); the manifest is written by whichever process finishes
+	// the last unit, or by Commit.
+	Share *Share
+	// RunID names the run for processes that share it (a scheduler's job
+	// id); its state is a subdirectory of the state directory.
+	RunID string
+	// Sleep waits between retries; nil means a timer (tests substitute).
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Run resolves the job (Resolve) and executes its plan. It always
@@ -190,8 +237,21 @@ func (r *Runner) Execute(ctx context.Context, plan *Plan) (*Summary, error) {
 		sum.Duration = time.Since(sum.Started)
 		return sum, err
 	}
+	var rs *runState
+	if r.checkpointing(plan) {
+		var err error
+		if rs, err = r.openRun(ctx, plan); err != nil {
+			sum.Duration = time.Since(sum.Started)
+			return sum, err
+		}
+		sum.Run, sum.StateDir = rs.pf.Run, rs.st.dir
+	} else if err := r.Expand(ctx, plan); err != nil {
+		sum.Duration = time.Since(sum.Started)
+		return sum, err
+	}
 	results := make([]ExtractSummary, len(plan.Units))
 	errs := make([]error, len(plan.Units))
+	ran := make([]bool, len(plan.Units))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, plan.Parallel))
 	exSem := map[*ExtractPlan]chan struct{}{}
@@ -201,6 +261,14 @@ func (r *Runner) Execute(ctx context.Context, plan *Plan) (*Summary, error) {
 		}
 	}
 	for i, u := range plan.Units {
+		if !r.Share.has(i) {
+			continue
+		}
+		ran[i] = true
+		if rs != nil && rs.done[i] != nil {
+			results[i] = resumedSummary(rs.done[i])
+			continue
+		}
 		wg.Add(1)
 		es := exSem[u.Extract]
 		if es != nil {
@@ -215,33 +283,135 @@ func (r *Runner) Execute(ctx context.Context, plan *Plan) (*Summary, error) {
 					<-es
 				}
 			}()
-			results[i], errs[i] = r.runUnit(ctx, plan, u)
+			results[i], errs[i] = r.runWithRetries(ctx, plan, u, rs != nil)
+			if errs[i] == nil && rs != nil {
+				if err := rs.record(i, u, results[i]); err != nil {
+					errs[i] = &JobError{Kind: KindExtract, Extract: u.Extract.Name, Err: fmt.Errorf("unit %s published, but its checkpoint could not be written (a rerun repeats it): %w", u.ID(), err)}
+				}
+			}
 		}()
 	}
 	wg.Wait()
 	for _, ex := range plan.Extracts {
 		var units []ExtractSummary
 		for i, u := range plan.Units {
-			if u.Extract == ex {
+			if u.Extract == ex && ran[i] {
 				units = append(units, results[i])
 			}
 		}
-		sum.Extracts = append(sum.Extracts, mergeUnits(units))
+		if len(units) > 0 {
+			sum.Extracts = append(sum.Extracts, mergeUnits(units))
+		}
+	}
+	err := errors.Join(errs...)
+	if err == nil && rs != nil {
+		// Whoever finishes the last unit writes the manifest; a share
+		// whose siblings are still running leaves it to them (or to
+		// Commit).
+		if rerr := rs.refresh(); rerr != nil {
+			err = &JobError{Kind: KindExtract, Err: rerr}
+		} else if len(rs.missing()) == 0 {
+			path, cerr := rs.commit(plan)
+			if cerr != nil {
+				err = &JobError{Kind: KindExtract, Err: cerr}
+			}
+			sum.Manifest = path
+		}
 	}
 	sum.Duration = time.Since(sum.Started)
-	err := errors.Join(errs...)
 	sum.OK = err == nil
 	return sum, err
 }
 
+// resumedSummary reports a unit an earlier run finished.
+func resumedSummary(rec *UnitRecord) ExtractSummary {
+	s := ExtractSummary{Name: rec.Extract, Rows: rec.Rows, Checksum: rec.Checksum, Resumed: true, Attempts: rec.Attempts}
+	if rec.Parts > 1 {
+		s.Unit, s.Range = rec.ID, rec.Range
+	}
+	for _, t := range rec.Sinks {
+		s.Sinks = append(s.Sinks, SinkSummary{Type: t, Rows: rec.Rows, Skipped: "finished by an earlier run"})
+	}
+	if len(s.Sinks) > 0 {
+		s.Sinks[0].Files, s.Sinks[0].Bytes = rec.Files, rec.Bytes
+	}
+	return s
+}
+
+// runWithRetries runs a unit, and again on a fresh connection after a
+// transient failure, up to the plan's attempts, waiting a capped
+// exponential backoff with full jitter between runs (so units that failed
+// together, on a failover, do not all come back at the same moment).
+func (r *Runner) runWithRetries(ctx context.Context, plan *Plan, u Unit, checksum bool) (ExtractSummary, error) {
+	attempts := max(1, plan.Retry.Attempts)
+	var retries []RetryEvent
+	for a := 1; ; a++ {
+		s, err := r.runUnit(ctx, plan, u, checksum)
+		s.Attempts, s.Retries = a, retries
+		if err == nil || a >= attempts || !retryable(err) || ctx.Err() != nil {
+			return s, err
+		}
+		d := backoff(plan.Retry, a)
+		retries = append(retries, RetryEvent{Unit: u.ID(), Attempt: a, Error: err.Error(), Delay: d})
+		sleep := r.Sleep
+		if sleep == nil {
+			sleep = sleepCtx
+		}
+		if serr := sleep(ctx, d); serr != nil {
+			s.Retries = retries
+			return s, err
+		}
+	}
+}
+
+// retryable: a transient failure of the source (the session classifies
+// them) or of the connection to it. Configuration errors, server errors
+// about the query and protocol violations are not.
+func retryable(err error) bool {
+	var je *JobError
+	if errors.As(err, &je) && je.Kind == KindConfig {
+		return false
+	}
+	return session.IsTransient(err)
+}
+
+// backoff is the delay before retry a (1-based): a random duration up to
+// Initial*2^(a-1), capped at Max ("full jitter").
+func backoff(p RetryPolicy, a int) time.Duration {
+	d := p.Initial
+	for i := 1; i < a && d < p.Max; i++ {
+		d *= 2
+	}
+	d = min(d, p.Max)
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(d)) + 1)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // mergeUnits summarises an extract from its units' summaries.
 func mergeUnits(units []ExtractSummary) ExtractSummary {
-	if len(units) == 1 {
+	if len(units) == 1 && units[0].Unit == "" {
 		return units[0]
 	}
 	var m ExtractSummary
 	m.Units = units
 	for i, u := range units {
+		if u.Checksum != "" {
+			m.Checksum = addChecksums(m.Checksum, u.Checksum)
+		}
+		m.Retries = append(m.Retries, u.Retries...)
 		if i == 0 {
 			m.Name, m.SQL, m.Timeout, m.Verified = u.Name, u.SQL, u.Timeout, u.Verified
 		}

@@ -34,6 +34,8 @@ type unit struct {
 	done  int          // sinks[:done] are published
 	rows  int64
 	sum   ExtractSummary
+	// check, when set, fingerprints every value (checkpointed runs).
+	check *Checksum
 }
 
 // stepError is a failed step with the class of its failure.
@@ -47,8 +49,11 @@ func (e *stepError) Unwrap() error { return e.err }
 
 func failed(kind ErrorKind, err error) error { return &stepError{kind, err} }
 
-func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit) (ExtractSummary, error) {
+func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit, checksum bool) (ExtractSummary, error) {
 	x := &unit{r: r, u: u, ex: u.Extract, plan: plan, start: time.Now()}
+	if checksum {
+		x.check = &Checksum{}
+	}
 	x.sum.Name, x.sum.Timeout = x.ex.Name, x.ex.Timeout.String()
 	if u.Parts > 1 {
 		x.sum.Unit, x.sum.Range = u.ID(), u.Range.String()
@@ -207,6 +212,9 @@ func (x *unit) stream(ctx context.Context) error {
 	for i, s := range x.sinks {
 		cs[i] = s
 	}
+	if x.check != nil {
+		cs = append(cs, x.check)
+	}
 	q := session.Query{SQL: x.sql, Params: x.u.Params(), Timeout: x.ex.Timeout}
 	if p := x.r.Progress; p != nil {
 		label := x.label()
@@ -217,6 +225,9 @@ func (x *unit) stream(ctx context.Context) error {
 		x.rows = res.Rows
 	}
 	x.sum.Rows = x.rows
+	if x.check != nil {
+		x.sum.Checksum = x.check.String()
+	}
 	if err != nil {
 		return failed(KindExtract, withHint(err))
 	}
