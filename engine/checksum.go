@@ -61,12 +61,12 @@ func (c *Checksum) Bool(col int, v bool) {
 		c.byte1(0)
 	}
 }
-func (c *Checksum) Int(col int, v int64)         { c.tag(col, 'I'); c.u64(uint64(v)) }
-func (c *Checksum) Float32(col int, v float32)   { c.tag(col, 'f'); c.u64(uint64(math.Float32bits(v))) }
-func (c *Checksum) Float64(col int, v float64)   { c.tag(col, 'F'); c.u64(math.Float64bits(v)) }
-func (c *Checksum) Money(col int, v int64)       { c.tag(col, 'M'); c.u64(uint64(v)) }
-func (c *Checksum) Date(col int, days int32)     { c.tag(col, 'D'); c.u64(uint64(days)) }
-func (c *Checksum) Time(col int, ticks int64)    { c.tag(col, 'T'); c.u64(uint64(ticks)) }
+func (c *Checksum) Int(col int, v int64)          { c.tag(col, 'I'); c.u64(uint64(v)) }
+func (c *Checksum) Float32(col int, v float32)    { c.tag(col, 'f'); c.u64(uint64(math.Float32bits(v))) }
+func (c *Checksum) Float64(col int, v float64)    { c.tag(col, 'F'); c.u64(math.Float64bits(v)) }
+func (c *Checksum) Money(col int, v int64)        { c.tag(col, 'M'); c.u64(uint64(v)) }
+func (c *Checksum) Date(col int, days int32)      { c.tag(col, 'D'); c.u64(uint64(days)) }
+func (c *Checksum) Time(col int, ticks int64)     { c.tag(col, 'T'); c.u64(uint64(ticks)) }
 func (c *Checksum) Variant(int, *decode.TypeInfo) {}
 func (c *Checksum) Decimal(col int, v decode.Decimal) {
 	c.tag(col, 'X')

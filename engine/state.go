@@ -166,7 +166,9 @@ type stateDir struct {
 	dir string
 }
 
-func (s *stateDir) path(parts ...string) string { return filepath.Join(append([]string{s.dir}, parts...)...) }
+func (s *stateDir) path(parts ...string) string {
+	return filepath.Join(append([]string{s.dir}, parts...)...)
+}
 
 func (s *stateDir) unitPath(i int) string { return s.path(stateUnits, fmt.Sprintf("%05d.json", i)) }
 
