@@ -10,7 +10,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tdsextract/tdsextract/sinks"
 )
+
+// ExtractInfo describes extract ex, run in parts parts, as its sinks see
+// it (the part number is 0: the extract as a whole).
+func ExtractInfo(ex *ExtractPlan, parts int) sinks.ExtractInfo {
+	return sinks.ExtractInfo{Name: ex.Name, Schema: ex.Schema, Table: ex.Table, EstimatedRows: -1, Parts: max(1, parts)}
+}
 
 // Share is one share of a plan's units, for a scheduler's job array: the
 // units whose index modulo Count is Index.
@@ -215,14 +223,18 @@ func (rs *runState) refresh() error {
 	return nil
 }
 
-// commit writes the manifest, then marks the run complete. It fails,
-// writing nothing, while a unit is missing.
-func (rs *runState) commit(plan *Plan) (string, error) {
+// commit combines the parts of every partitioned extract whose sinks
+// stage them (sinks.Factory.Combine), writes the manifest, then marks the
+// run complete. It fails, writing nothing, while a unit is missing.
+func (rs *runState) commit(ctx context.Context, plan *Plan) (string, error) {
 	if err := rs.refresh(); err != nil {
 		return "", err
 	}
 	if m := rs.missing(); len(m) > 0 {
 		return "", &IncompleteError{Missing: m}
+	}
+	if err := combine(ctx, plan); err != nil {
+		return "", err
 	}
 	man := Manifest{Job: plan.Job, Run: rs.pf.Run, Started: rs.pf.Created, Finished: time.Now().UTC(), Complete: true}
 	idx := map[string]int{}
@@ -252,6 +264,31 @@ func (rs *runState) commit(plan *Plan) (string, error) {
 		return rs.manifest, fmt.Errorf("state: %w", err)
 	}
 	return rs.manifest, nil
+}
+
+// combine calls Combine of every sink that has one, for every extract of
+// plan that ran in several parts.
+func combine(ctx context.Context, plan *Plan) error {
+	parts := map[*ExtractPlan]int{}
+	for _, u := range plan.Units {
+		parts[u.Extract] = max(parts[u.Extract], u.Parts)
+	}
+	var errs []error
+	for _, ex := range plan.Extracts {
+		if parts[ex] <= 1 {
+			continue
+		}
+		info := ExtractInfo(ex, parts[ex])
+		for _, sp := range ex.Sinks {
+			if sp.Factory.Combine == nil {
+				continue
+			}
+			if _, err := sp.Factory.Combine(ctx, sp.Options, info); err != nil {
+				errs = append(errs, &JobError{Kind: KindExtract, Extract: ex.Name, Err: fmt.Errorf("sink %s: combining %d parts: %w", sp.Type, parts[ex], err)})
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // addChecksums adds two checksums as FormatChecksum writes them ("" is
@@ -305,7 +342,7 @@ func (r *Runner) Commit(ctx context.Context, plan *Plan) (string, error) {
 	if rs.manifest == "" {
 		rs.manifest = filepath.Join(st.dir, "manifest.json")
 	}
-	path, err := rs.commit(plan)
+	path, err := rs.commit(ctx, plan)
 	if err != nil {
 		var ie *IncompleteError
 		if errors.As(err, &ie) {

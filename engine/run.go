@@ -311,9 +311,13 @@ func (r *Runner) Execute(ctx context.Context, plan *Plan) (*Summary, error) {
 		if rerr := rs.refresh(); rerr != nil {
 			err = &JobError{Kind: KindExtract, Err: rerr}
 		} else if len(rs.missing()) == 0 {
-			path, cerr := rs.commit(plan)
+			path, cerr := rs.commit(ctx, plan)
 			if cerr != nil {
-				err = &JobError{Kind: KindExtract, Err: cerr}
+				err = cerr
+				var je *JobError
+				if !errors.As(cerr, &je) {
+					err = &JobError{Kind: KindExtract, Err: cerr}
+				}
 			}
 			sum.Manifest = path
 		}

@@ -121,6 +121,15 @@ type Factory struct {
 	// Mapping describes how a sink created with options would map cols,
 	// for `inspect`, without creating one. Optional.
 	Mapping func(options map[string]any, cols []decode.Column) ([]ColumnMapping, error)
+	// Combine, when set, is called once every part of an extract that ran
+	// in several parts (info.Parts > 1) has published: the sink's parts
+	// were published somewhere staged and Combine makes them visible
+	// together, all or nothing (the PostgreSQL sink moves the parts'
+	// staging tables into the target table in one transaction). It must
+	// be idempotent: after a crash it is called again, and a Combine that
+	// finds its work done returns success. Sinks without it publish each
+	// part's output as the part finishes (file sinks: one file set each).
+	Combine func(ctx context.Context, options map[string]any, info ExtractInfo) (Stats, error)
 }
 
 // Resolve checks options and returns them resolved: against Options
