@@ -252,17 +252,22 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 	return cmd
 }
 
-// resolveJob loads and resolves a job file for plan and commit.
-func resolveJob(g *globalOpts, path string) (*engine.Plan, error) {
+// resolveJob loads and resolves a job file for plan and commit, and
+// returns the runner the flags describe.
+func resolveJob(g *globalOpts, path string, rf *runFlags) (*engine.Plan, *engine.Runner, error) {
 	job, err := loadJob(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	plan, err := engine.Resolve(job, g.registry)
 	if err != nil {
-		return nil, &engine.JobError{Kind: engine.KindConfig, Err: err}
+		return nil, nil, &engine.JobError{Kind: engine.KindConfig, Err: err}
 	}
-	return plan, nil
+	r := &engine.Runner{Registry: g.registry}
+	if err := rf.apply(r, os.LookupEnv); err != nil {
+		return nil, nil, err
+	}
+	return plan, r, nil
 }
 
 func newPlanCmd(g *globalOpts) *cobra.Command {
@@ -277,12 +282,8 @@ share i/N of "run --unit i/N" is every unit whose number modulo N is i. An
 unfinished run in the state directory shows the units it planned.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			plan, err := resolveJob(g, args[0])
+			plan, r, err := resolveJob(g, args[0], &rf)
 			if err != nil {
-				return err
-			}
-			r := &engine.Runner{Registry: g.registry}
-			if err := rf.apply(r, os.LookupEnv); err != nil {
 				return err
 			}
 			units, err := r.PlanUnits(cmd.Context(), plan)
@@ -339,12 +340,8 @@ checkpoints there). It fails with exit code 6, writing nothing, while a unit
 is missing, so a scheduler can run it again later.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			plan, err := resolveJob(g, args[0])
+			plan, r, err := resolveJob(g, args[0], &rf)
 			if err != nil {
-				return err
-			}
-			r := &engine.Runner{Registry: g.registry}
-			if err := rf.apply(r, os.LookupEnv); err != nil {
 				return err
 			}
 			path, err := r.Commit(cmd.Context(), plan)
