@@ -21,6 +21,8 @@ import (
 // whole table. Nothing is allocated per row.
 type Checksum struct {
 	decode.Nop
+	// row is the current row's FNV-1a state XOR the offset basis, so the
+	// zero value is a fresh row.
 	row  uint64
 	Sum  uint64
 	Rows int64
@@ -31,7 +33,9 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-func (c *Checksum) byte1(b byte) { c.row = (c.row ^ uint64(b)) * fnvPrime }
+func (c *Checksum) byte1(b byte) {
+	c.row = ((c.row^fnvOffset^uint64(b))*fnvPrime ^ fnvOffset)
+}
 
 func (c *Checksum) u64(v uint64) {
 	var b [8]byte
@@ -48,7 +52,7 @@ func (c *Checksum) tag(col int, kind byte) {
 
 // Columns takes every column as values.
 func (c *Checksum) Columns(cols []decode.Column, modes []decode.Mode) error {
-	c.row = fnvOffset
+	c.row = 0
 	return nil
 }
 
@@ -109,12 +113,12 @@ func (c *Checksum) Bytes(col int, p []byte) {
 
 // EndRow adds the row's mixed hash to the sum.
 func (c *Checksum) EndRow() error {
-	z := c.row + 0x9e3779b97f4a7c15
+	z := c.row ^ fnvOffset + 0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	c.Sum += z ^ (z >> 31)
 	c.Rows++
-	c.row = fnvOffset
+	c.row = 0
 	return nil
 }
 
