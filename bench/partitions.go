@@ -61,7 +61,7 @@ type countSink struct {
 	rows int64
 }
 
-func (s *countSink) EndRow() error                                { s.rows++; return nil }
+func (s *countSink) EndRow() error                                 { s.rows++; return nil }
 func (s *countSink) Open(context.Context, sinks.ExtractInfo) error { return nil }
 func (s *countSink) Publish(context.Context) (sinks.Stats, error) {
 	return sinks.Stats{Rows: s.rows}, nil
