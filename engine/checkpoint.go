@@ -105,27 +105,34 @@ func (r *Runner) openRun(ctx context.Context, plan *Plan) (*runState, error) {
 		return nil, &JobError{Kind: KindExtract, Err: err}
 	}
 	fp := plan.Fingerprint()
+	// fresh clears a finished or discarded run. The manifest goes first:
+	// the outputs it describes are about to be replaced, and a crash in
+	// the middle of clearing must not leave it beside them.
+	fresh := func() error {
+		if err := os.Remove(rs.manifest); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return &JobError{Kind: KindExtract, Err: fmt.Errorf("manifest: %w", err)}
+		}
+		if err := st.reset(); err != nil {
+			return &JobError{Kind: KindExtract, Err: fmt.Errorf("state %s: %w", st.dir, err)}
+		}
+		pf = nil
+		return nil
+	}
 	switch {
 	case pf != nil && st.complete() && r.Share == nil:
 		// The last run finished: this is a new one.
-		if err := st.reset(); err != nil {
-			return nil, &JobError{Kind: KindExtract, Err: fmt.Errorf("state %s: %w", st.dir, err)}
-		}
-		pf = nil
+		err = fresh()
 	case pf != nil && st.complete():
 		return nil, &JobError{Kind: KindConfig, Err: fmt.Errorf("state %s: run %s is complete; a new run of a share needs its own run id (--run-id, or the scheduler's job id)", st.dir, pf.Run)}
 	case pf != nil && pf.Fingerprint != fp && r.Restart:
-		if err := st.reset(); err != nil {
-			return nil, &JobError{Kind: KindExtract, Err: fmt.Errorf("state %s: %w", st.dir, err)}
-		}
-		pf = nil
+		err = fresh()
 	case pf != nil && pf.Fingerprint != fp:
 		return nil, &JobError{Kind: KindConfig, Err: fmt.Errorf("state %s holds an unfinished run (%s) of a different version of this job: finish it with the job as it was, or start over with --restart", st.dir, pf.Run)}
 	case pf != nil && r.Restart && r.Share == nil:
-		if err := st.reset(); err != nil {
-			return nil, &JobError{Kind: KindExtract, Err: fmt.Errorf("state %s: %w", st.dir, err)}
-		}
-		pf = nil
+		err = fresh()
+	}
+	if err != nil {
+		return nil, err
 	}
 	if pf == nil {
 		// A new run: whatever manifest an earlier run left says nothing
@@ -142,6 +149,14 @@ func (r *Runner) openRun(ctx context.Context, plan *Plan) (*runState, error) {
 		}
 		if pf, err = st.createPlan(pf); err != nil {
 			return nil, &JobError{Kind: KindExtract, Err: fmt.Errorf("state %s: %w", st.dir, err)}
+		}
+		if pf == nil {
+			return nil, &JobError{Kind: KindExtract, Err: fmt.Errorf("state %s: plan.json disappeared while this run was planned", st.dir)}
+		}
+		if pf.Fingerprint != fp {
+			// Another process planned the run first, with another version
+			// of the job.
+			return nil, &JobError{Kind: KindConfig, Err: fmt.Errorf("state %s: run %s was planned by a different version of this job", st.dir, pf.Run)}
 		}
 	}
 	if err := adoptUnits(plan, pf); err != nil {

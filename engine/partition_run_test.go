@@ -229,4 +229,17 @@ func TestRetryThenResume(t *testing.T) {
 	if got, want := dataLines(t, fa...), dataLines(t, fb...); !slices.Equal(got, want) || len(got) != 4000 {
 		t.Errorf("resumed output has %d rows, uninterrupted %d; equal %v", len(got), len(want), slices.Equal(got, want))
 	}
+
+	// The next run starts afresh, and its first act is to withdraw the
+	// finished run's manifest: when it fails, no manifest vouches for
+	// outputs it may have replaced in part.
+	if err := srv.SetFaults(tdsserver.Faults{CloseAfterRows: 500, Table: "temporal"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Run(context.Background(), job()); err == nil {
+		t.Fatal("the failing next run succeeded")
+	}
+	if _, err := os.Stat(dir + "/out/manifest.json"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the previous run's manifest survived a failed new run: %v", err)
+	}
 }
