@@ -14,7 +14,7 @@ TESTFLAGS ?= -count=1 -timeout 20m
 # instead of the amd64 assembly, 386 has a 32-bit int.
 CROSS     ?= windows/amd64 darwin/arm64 linux/arm64 linux/386
 
-.PHONY: build plugins test demo bench fuzz lint vet fmt clean
+.PHONY: build plugins test soak demo bench fuzz lint vet fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tdsextract
@@ -39,6 +39,14 @@ test:
 	# No connection-string error may quote the string (it holds passwords):
 	# a short fuzz run here, FUZZTIME under make fuzz.
 	$(GO) test ./engine/session -run '^$$' -fuzz '^FuzzConnStringNeverEchoes$$' -fuzztime $(FUZZTIME_SHORT)
+
+# Partitioned exports with a fault injected at a random row (connection
+# dropped, malformed row, stall past the deadline) SOAK_RUNS times, each
+# resumed and compared with an uninterrupted run (make test runs 5).
+# SOAK_SEED=N repeats a run's random choices.
+SOAK_RUNS ?= 100
+soak:
+	SOAK_RUNS=$(SOAK_RUNS) $(GO) test ./engine -run '^TestSoakRandomFaults$$' -count=1 -timeout 60m -v
 
 # Starts the built-in sample server, exports sample tables to ./out and
 # prints the run summary.

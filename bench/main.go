@@ -124,6 +124,7 @@ type leg struct {
 
 func main() {
 	servePluginIfAsked()
+	serveSampleIfAsked()
 	var (
 		out     = flag.String("out", "bench/results/latest.json", "JSON results file")
 		md      = flag.String("md", "bench/results/latest.md", "also write the summary and the full markdown table here")
@@ -135,7 +136,7 @@ func main() {
 		server  = flag.String("server", "", "host:port of a sample server already running in another process (tdsextract sample-server, default seed); default: one in this process")
 		prof    = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (look at one leg with pprof -focus)")
 		migRows = flag.String("migrate-rows", "100000,1000000", "-suite migrate: row counts of the table, comma-separated")
-		suite   = flag.String("suite", "fetch", "fetch (decode into checksums), postgres (load PostgreSQL; shapes default poc48,odbc5,temporal,lineitem), migrate (tdsextract migrate beside pgloader on lineitem: wall time and peak RSS, results in bench/results/migrate.*) or plugins (the plugin boundary: shapes default poc48,lineitem, mode memory, results in bench/results/plugins.*)")
+		suite   = flag.String("suite", "fetch", "fetch (decode into checksums), postgres (load PostgreSQL; shapes default poc48,odbc5,temporal,lineitem), migrate (tdsextract migrate beside pgloader on lineitem: wall time and peak RSS, results in bench/results/migrate.*), plugins (the plugin boundary: shapes default poc48,lineitem, mode memory, results in bench/results/plugins.*) or partitions (one table as 1 and as 2 key-range units, the server's CPU share; -rows, results in bench/results/partitions.md)")
 		pgURL   = flag.String("pg", "", "PostgreSQL for -suite postgres (superuser: the ceiling legs COPY server-side files); default: a throwaway PostgreSQL started for the run")
 		noPGL   = flag.Bool("no-pgloader", false, "skip the pgloader leg of -suite postgres")
 		pqSet   = flag.String("parquet-set", "", "parquet mode: sink options for tdsextract's legs, key=value,... (default: the sink's defaults)")
@@ -212,6 +213,17 @@ func main() {
 			fail(err)
 		}
 		writeMigrateResults(rs, *md, *out)
+		return
+	}
+	if *suite == "partitions" {
+		n := *rowsF
+		if n == 0 {
+			n = 2_000_000
+		}
+		if !flagSet("md") {
+			*md = "bench/results/partitions.md"
+		}
+		runPartitions(n, *reps, *md)
 		return
 	}
 	rows := map[string]int64{}

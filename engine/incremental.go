@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine/catalog"
 	"github.com/tdsextract/tdsextract/engine/incremental"
 	"github.com/tdsextract/tdsextract/engine/session"
@@ -193,36 +192,19 @@ func (x *unit) predicate() string {
 	return "(" + p + ") AND " + w
 }
 
-// params are the query parameters the predicate names.
+// params are the query parameters the predicate names: the unit's key
+// range bounds and the window's.
 func (x *unit) params() []session.Param {
-	if x.win == nil {
-		return nil
+	ps := x.u.Params()
+	if x.win != nil {
+		ps = append(ps[:len(ps):len(ps)], x.win.Params()...)
 	}
-	return x.win.Params()
+	return ps
 }
 
 // count is COUNT_BIG(*) over the unit's predicate, with its parameters.
 func (x *unit) count(ctx context.Context) (int64, error) {
-	if x.win == nil {
-		return catalog.Count(ctx, x.conn, x.ex.Schema, x.ex.Table, x.predicate(), x.ex.Timeout)
-	}
-	sql := catalog.CountSQL(x.ex.Schema, x.ex.Table, x.predicate())
-	var c decode.Capture
-	if _, err := x.conn.Query(ctx, session.Query{SQL: sql, Params: x.params(), Timeout: x.ex.Timeout}, &c); err != nil {
-		return 0, err
-	}
-	if n, ok := oneInt(&c); ok {
-		return n, nil
-	}
-	return 0, fmt.Errorf("%s: expected one count", sql)
-}
-
-func oneInt(c *decode.Capture) (int64, bool) {
-	if c.Err != nil || len(c.Rows) != 1 || len(c.Rows[0]) != 1 {
-		return 0, false
-	}
-	n, ok := c.Rows[0][0].(int64)
-	return n, ok
+	return catalog.Count(ctx, x.conn, x.ex.Schema, x.ex.Table, x.predicate(), x.ex.Timeout, x.params()...)
 }
 
 // IncrementalSummary reports an incremental extract's run.
@@ -312,4 +294,28 @@ func snapshotHint(err error) error {
 		return &hinted{err, "the database does not allow snapshot isolation: an administrator can run ALTER DATABASE <db> SET ALLOW_SNAPSHOT_ISOLATION ON, or remove consistency: snapshot from the extract; nothing was published"}
 	}
 	return err
+}
+
+// checkIncremental refuses the combinations whose watermark could skip
+// rows. A window is fixed when a run starts; a partitioned extract is
+// checkpointed, and a resumed run would read its remaining key ranges in a
+// newer window, so rows of the finished ranges that arrived between the
+// two windows would fall behind the saved watermark. A share of the units
+// (--unit) cannot tell when the other shares have published, so it cannot
+// decide to save the watermark either.
+func (r *Runner) checkIncremental(plan *Plan) error {
+	for _, ex := range plan.Extracts {
+		if ex.Incremental == nil {
+			continue
+		}
+		switch {
+		case ex.Partition != nil:
+			return &JobError{Kind: KindConfig, Extract: ex.Name, Err: &ConfigError{File: plan.File, Field: ex.Field + ".partition",
+				Msg: "an incremental extract cannot be partitioned: a resumed run would read the remaining key ranges in a newer window than the finished ones"}}
+		case r.Share != nil:
+			return &JobError{Kind: KindConfig, Extract: ex.Name, Err: &ConfigError{File: plan.File, Field: ex.Field + ".incremental",
+				Msg: "an incremental extract cannot run as a share of the units (--unit): only a whole run knows when every output is published"}}
+		}
+	}
+	return nil
 }

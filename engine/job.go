@@ -32,12 +32,38 @@ type JobConfig struct {
 	// Migrate, when set, makes the job a migration of the source database
 	// into PostgreSQL (package engine/migrate) instead of extracts.
 	Migrate *MigrateConfig `mapstructure:"migrate"`
+	// StateDir holds what a job keeps between runs: the run's checkpoints
+	// (which units are finished, so a run started again does only what is
+	// missing) and incremental extracts' watermark files. Unset, each has
+	// its own default: checkpoints in
+	// $XDG_STATE_HOME/tdsextract/<job>-<fingerprint> (a changed job starts
+	// afresh), watermarks in .tdsextract/<job> under the working directory
+	// (a watermark must outlive edits to the job). Checkpoints are kept
+	// when an extract is partitioned, state_dir or manifest is set, or the
+	// run resumes or runs a share (--resume, --unit, --run-id).
+	StateDir string `mapstructure:"state_dir"`
+	// Manifest is where the job-level manifest is written once every unit
+	// is finished (default: manifest.json in the state directory).
+	Manifest string `mapstructure:"manifest"`
+	// Retry says how a unit that failed transiently is retried.
+	Retry RetryConfig `mapstructure:"retry"`
 	// File is the job file the configuration was read from, for messages
 	// (set by whoever read it; not a key of the file).
 	File string `mapstructure:"-"`
-	// StateDir holds what a job remembers between runs (incremental
-	// watermarks); default .tdsextract/<job name> in the working directory.
-	StateDir string `mapstructure:"state_dir"`
+}
+
+// RetryConfig is the retry policy of units that fail transiently (a lost
+// connection, a deadlock victim, a failover; session.IsTransient): each
+// retry runs the unit again from the start on a fresh connection, after a
+// delay that doubles from Initial up to Max, with jitter.
+type RetryConfig struct {
+	// Attempts is the number of runs of a unit in all (default 3; 1 = no
+	// retry).
+	Attempts int `mapstructure:"attempts"`
+	// Initial is the first delay (default 1s); Max caps the delay (default
+	// 30s).
+	Initial string `mapstructure:"initial"`
+	Max     string `mapstructure:"max"`
 }
 
 // SourceConfig names the source server.
@@ -80,6 +106,14 @@ type ExtractConfig struct {
 	Convert []ConvertConfig `mapstructure:"convert"`
 	// Timeout overrides the source's request deadline for this extract.
 	Timeout string `mapstructure:"timeout"`
+	// Partition splits a table extract into key ranges, each a unit of its
+	// own (its own session, sinks, files and checkpoint): "auto" (the
+	// leading clustered key column), or a map with column, count (default
+	// 8) or predicates (a list of WHERE predicates, one unit each).
+	Partition any `mapstructure:"partition"`
+	// Parallel bounds how many units of this extract run at once; default
+	// the job's parallel.
+	Parallel int `mapstructure:"parallel"`
 	// Verify is "none" (default) or "count": after the export, the rows
 	// written must equal the source's COUNT_BIG(*) over the same predicate,
 	// else the sinks publish nothing and the extract fails.

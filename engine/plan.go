@@ -9,6 +9,7 @@ import (
 
 	"github.com/tdsextract/tdsextract/engine/catalog"
 	"github.com/tdsextract/tdsextract/engine/incremental"
+	"github.com/tdsextract/tdsextract/engine/partition"
 	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -28,11 +29,18 @@ type Plan struct {
 	// Parallel is how many units run at once, each on its own session.
 	Parallel    int
 	SummaryFile string
-	Extracts    []*ExtractPlan
-	// Units are the pieces of work, in order. Today every extract is one
-	// unit; a key-range partitioned extract will be several, each with its
-	// own predicate, run and published on its own.
+	// StateDir and Manifest are the job's keys ("" for the defaults, see
+	// JobConfig).
+	StateDir, Manifest string
+	Retry              RetryPolicy
+	Extracts           []*ExtractPlan
+	// Units are the pieces of work, in order: one per extract until the
+	// plan is expanded (Runner.Expand), then one per key range of every
+	// partitioned extract, each with its own predicate and parameters,
+	// run and published on its own.
 	Units []Unit
+	// Expanded is set once the partitioned extracts are split.
+	Expanded bool
 }
 
 // ExtractPlan is one extract of a plan.
@@ -61,6 +69,11 @@ type ExtractPlan struct {
 	Incremental *incremental.Spec
 	Consistency Consistency
 	inc         *windowOnce
+	// Partition, when set, splits the extract into key-range units when
+	// the plan is expanded (Runner.Expand reads the key's MIN and MAX).
+	Partition *partition.Spec
+	// Parallel bounds the extract's units running at once (0: the job's).
+	Parallel int
 }
 
 // IsTable reports whether the extract reads a table (not a query).
@@ -82,9 +95,24 @@ type Unit struct {
 	// Where is the unit's own predicate, ANDed with the extract's; "" for
 	// a unit that is the whole extract.
 	Where string
+	// Range is the key range of a partitioned extract's unit: Where's
+	// bounds, sent as parameters (Params).
+	Range partition.Part
 	// Part and Parts number the unit within its extract (0 of 1 for a
 	// whole extract).
 	Part, Parts int
+}
+
+// Params are the values of the unit's parameters (a range's bounds).
+func (u Unit) Params() []session.Param { return u.Range.Params() }
+
+// ID names the unit in the job, stably across runs of the same plan:
+// the extract's name, and for a part of several "#NNNN/NNNN" (1-based).
+func (u Unit) ID() string {
+	if u.Parts <= 1 {
+		return u.Extract.Name
+	}
+	return fmt.Sprintf("%s#%04d/%04d", u.Extract.Name, u.Part+1, u.Parts)
 }
 
 // Predicate is the WHERE of the unit's SELECT: the extract's and the
@@ -156,8 +184,9 @@ func resolve(job *JobConfig, reg *sinks.Registry, lookup func(string) (string, b
 		r.add("", "engine: no sink registry")
 		return nil, r.err()
 	}
-	p := &Plan{Job: job.Name, File: job.File, Parallel: DefaultParallel, SummaryFile: job.SummaryFile}
+	p := &Plan{Job: job.Name, File: job.File, Parallel: DefaultParallel, SummaryFile: job.SummaryFile, StateDir: job.StateDir, Manifest: job.Manifest}
 	p.Session = r.source(&job.Source)
+	p.Retry = r.retry(&job.Retry)
 	switch {
 	case job.Parallel < 0:
 		r.add("parallel", "must be 1 or more")
@@ -315,6 +344,16 @@ func (r *resolver) extract(i int, e *ExtractConfig, jobSinks []SinkPlan, reg *si
 		r.add(f+".verify", "count verification needs a table extract")
 	}
 	ex.Verify = v
+	if e.Parallel < 0 {
+		r.add(f+".parallel", "must be 1 or more")
+	}
+	ex.Parallel = e.Parallel
+	if e.Partition != nil {
+		ex.Partition = r.partition(f+".partition", e.Partition)
+		if ex.Partition != nil && e.Table == "" {
+			r.add(f+".partition", "partitions split a table; a query extract cannot be partitioned")
+		}
+	}
 	for k, c := range e.Convert {
 		if c.Column == "" || c.Expr == "" {
 			r.add(fmt.Sprintf("%s.convert[%d]", f, k), "needs column and expr")
@@ -383,4 +422,141 @@ func (r *resolver) optionErrors(field string, err error) {
 		return
 	}
 	r.add(field, "%v", err)
+}
+
+// partition reads an extract's partition key: "auto", or a map with
+// column and count, or predicates (auto: true is the same as "auto").
+func (r *resolver) partition(field string, v any) *partition.Spec {
+	if s, ok := v.(string); ok {
+		if strings.EqualFold(strings.TrimSpace(s), "auto") {
+			return &partition.Spec{Auto: true, Count: partition.DefaultCount}
+		}
+		r.add(field, "%q: use auto, or a map such as {column: id, count: 8} or {predicates: [...]}", s)
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		r.add(field, "use auto, or a map such as {column: id, count: 8} or {predicates: [...]}")
+		return nil
+	}
+	spec := &partition.Spec{Count: partition.DefaultCount}
+	bad := false
+	for k, val := range m {
+		switch strings.ToLower(k) {
+		case "auto":
+			b, ok := val.(bool)
+			if !ok {
+				r.add(field+".auto", "must be true or false")
+				bad = true
+			}
+			spec.Auto = b
+		case "column":
+			s, ok := val.(string)
+			if !ok || strings.TrimSpace(s) == "" {
+				r.add(field+".column", "must name a column")
+				bad = true
+			}
+			spec.Column = strings.TrimSpace(s)
+		case "count":
+			n, ok := toInt(val)
+			if !ok || n < 1 || n > partition.MaxCount {
+				r.add(field+".count", "must be a whole number from 1 to %d", partition.MaxCount)
+				bad = true
+			}
+			spec.Count = n
+		case "predicates":
+			list, ok := val.([]any)
+			if !ok || len(list) == 0 {
+				r.add(field+".predicates", "must be a non-empty list of predicates")
+				bad = true
+			}
+			for i, p := range list {
+				s, ok := p.(string)
+				if !ok || strings.TrimSpace(s) == "" {
+					r.add(fmt.Sprintf("%s.predicates[%d]", field, i), "must be a predicate (SQL text)")
+					bad = true
+				}
+				spec.Predicates = append(spec.Predicates, s)
+			}
+		default:
+			r.add(field+"."+k, "unknown key (partition takes auto, column, count and predicates)")
+			bad = true
+		}
+	}
+	n := 0
+	for _, set := range []bool{spec.Auto, spec.Column != "", spec.Predicates != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 && !bad {
+		r.add(field, "set exactly one of auto, column and predicates")
+		bad = true
+	}
+	if bad {
+		return nil
+	}
+	return spec
+}
+
+// toInt reads a whole number as YAML or a flag gives it.
+func toInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case int:
+		return x, true
+	case int64:
+		return int(x), true
+	case uint64:
+		return int(x), true
+	case float64:
+		if x == float64(int(x)) {
+			return int(x), true
+		}
+	case string:
+		var n int
+		if _, err := fmt.Sscan(strings.TrimSpace(x), &n); err == nil {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// RetryPolicy is a resolved RetryConfig.
+type RetryPolicy struct {
+	Attempts     int
+	Initial, Max time.Duration
+}
+
+// The retry defaults.
+const (
+	DefaultRetryAttempts = 3
+	DefaultRetryInitial  = time.Second
+	DefaultRetryMax      = 30 * time.Second
+)
+
+func (r *resolver) retry(c *RetryConfig) RetryPolicy {
+	p := RetryPolicy{Attempts: DefaultRetryAttempts, Initial: DefaultRetryInitial, Max: DefaultRetryMax}
+	switch {
+	case c.Attempts < 0:
+		r.add("retry.attempts", "must be 1 or more")
+	case c.Attempts > 0:
+		p.Attempts = c.Attempts
+	}
+	dur := func(field, s string, def time.Duration) time.Duration {
+		if s == "" {
+			return def
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil || d < 0 {
+			r.add(field, "%q is not a duration such as 500ms or 10s", s)
+			return def
+		}
+		return d
+	}
+	p.Initial = dur("retry.initial", c.Initial, DefaultRetryInitial)
+	p.Max = dur("retry.max", c.Max, DefaultRetryMax)
+	if p.Max < p.Initial {
+		r.add("retry.max", "%s is less than retry.initial (%s)", p.Max, p.Initial)
+	}
+	return p
 }

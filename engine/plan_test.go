@@ -141,3 +141,38 @@ func TestParseVerify(t *testing.T) {
 		t.Error("names")
 	}
 }
+
+func TestResolvePartition(t *testing.T) {
+	mk := func(p any) *JobConfig {
+		return &JobConfig{File: "p.yaml", Source: SourceConfig{Connection: "sqlserver://sa@h?database=x"}, Sinks: []SinkConfig{{Type: "mem"}},
+			Extracts: []ExtractConfig{{Table: "t", Partition: p}}}
+	}
+	for _, c := range []struct {
+		p    any
+		want string // "" for valid
+	}{
+		{"auto", ""},
+		{map[string]any{"column": "id", "count": 4}, ""},
+		{map[string]any{"predicates": []any{"a < 1", "a >= 1"}}, ""},
+		{"sometimes", "extracts[0].partition: \"sometimes\""},
+		{map[string]any{"column": "id", "count": 0}, "extracts[0].partition.count"},
+		{map[string]any{"column": "id", "auto": true}, "exactly one of auto, column and predicates"},
+		{map[string]any{"colum": "id"}, "extracts[0].partition.colum: unknown key"},
+		{map[string]any{"predicates": []any{}}, "extracts[0].partition.predicates"},
+	} {
+		p, err := resolve(mk(c.p), specRegistry(t), nil)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v", c.p, err)
+		case c.want == "" && p.Extracts[0].Partition == nil:
+			t.Errorf("%v: no partition spec", c.p)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: error %v, want %q", c.p, err, c.want)
+		}
+	}
+	job := &JobConfig{Source: SourceConfig{Connection: "sqlserver://sa@h?database=x"}, Sinks: []SinkConfig{{Type: "mem"}},
+		Extracts: []ExtractConfig{{Name: "q", Query: "SELECT 1", Partition: "auto"}}}
+	if _, err := resolve(job, specRegistry(t), nil); err == nil || !strings.Contains(err.Error(), "query extract cannot be partitioned") {
+		t.Errorf("partitioned query: %v", err)
+	}
+}

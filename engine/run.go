@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine/catalog"
 	"github.com/tdsextract/tdsextract/engine/incremental"
+	"github.com/tdsextract/tdsextract/engine/partition"
 	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -20,6 +23,9 @@ const (
 	KindConfig  ErrorKind = iota + 1 // the job configuration is wrong
 	KindConnect                      // the source cannot be reached or refuses the login
 	KindExtract                      // a failure while extracting or writing
+	// KindIncomplete: a commit found units not yet finished (run them and
+	// commit again).
+	KindIncomplete
 )
 
 // JobError is a failed extract (or job) with its kind.
@@ -27,6 +33,13 @@ type JobError struct {
 	Kind    ErrorKind
 	Extract string // empty for a job-level failure
 	Err     error
+}
+
+// Transient reports whether the failure may pass if the same run is
+// started again later (a lost connection, a deadlock, a failover, the
+// source unreachable): what a scheduler should retry.
+func (e *JobError) Transient() bool {
+	return e.Kind == KindConnect || session.IsTransient(e.Err)
 }
 
 func (e *JobError) Error() string {
@@ -49,7 +62,12 @@ type Progress interface {
 
 // Summary is the result of a run.
 type Summary struct {
-	Job      string           `json:"job"`
+	Job string `json:"job"`
+	// Run, StateDir and Manifest name the checkpointed run (empty when the
+	// run keeps no checkpoints); Manifest is set once it is written.
+	Run      string           `json:"run,omitempty"`
+	StateDir string           `json:"state_dir,omitempty"`
+	Manifest string           `json:"manifest,omitempty"`
 	Started  time.Time        `json:"started"`
 	Duration time.Duration    `json:"duration_ns"`
 	Extracts []ExtractSummary `json:"extracts"`
@@ -71,6 +89,29 @@ type ExtractSummary struct {
 	Error      string        `json:"error,omitempty"`
 	// Incremental reports an incremental extract's window and state.
 	Incremental *IncrementalSummary `json:"incremental,omitempty"`
+	// Unit and Range identify a unit of a partitioned extract (its ID and
+	// its range with the bounds written in); Units are those units' own
+	// summaries in the extract's summary.
+	Unit  string           `json:"unit,omitempty"`
+	Range string           `json:"range,omitempty"`
+	Units []ExtractSummary `json:"units,omitempty"`
+	// Checksum fingerprints every value written (checkpointed runs only;
+	// see Checksum); an extract's is the sum of its units'.
+	Checksum string `json:"checksum,omitempty"`
+	// Resumed is set for a unit an earlier run finished: not run again.
+	Resumed bool `json:"resumed,omitempty"`
+	// Attempts is how many times the unit ran; Retries say why each
+	// retry happened.
+	Attempts int          `json:"attempts,omitempty"`
+	Retries  []RetryEvent `json:"retries,omitempty"`
+}
+
+// RetryEvent is one retry of a unit.
+type RetryEvent struct {
+	Unit    string        `json:"unit"`
+	Attempt int           `json:"attempt"` // the attempt that failed
+	Error   string        `json:"error"`
+	Delay   time.Duration `json:"delay_ns"`
 }
 
 // SinkSummary reports one sink of an extract.
@@ -99,6 +140,20 @@ type Runner struct {
 	// range of its watermark column instead of its next window, leaving
 	// its state as it is.
 	Backfill *incremental.Range
+	// Resume keeps checkpoints for any job and finishes an unfinished run
+	// (a checkpointed job does that when started again anyway).
+	Resume bool
+	// Restart discards an unfinished run in the state directory.
+	Restart bool
+	// Share, when set, runs only that share of the units (a scheduler's
+	// array task); the manifest is written by whichever process finishes
+	// the last unit, or by Commit.
+	Share *Share
+	// RunID names the run for processes that share it (a scheduler's job
+	// id); its state is a subdirectory of the state directory.
+	RunID string
+	// Sleep waits between retries; nil means a timer (tests substitute).
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Run resolves the job (Resolve) and executes its plan. It always
@@ -116,47 +171,263 @@ func (r *Runner) Run(ctx context.Context, job *JobConfig) (*Summary, error) {
 	return r.Execute(ctx, plan)
 }
 
-// Execute runs the units of a plan, Parallel at a time, each on its own
-// session, and summarises them per extract.
+// Expand splits every partitioned extract of plan into its key-range
+// units (engine/partition: the key's MIN and MAX read on one session, or
+// the predicates as written). It is done once; a plan resumed from a
+// checkpoint is already expanded, with the bounds of its first run.
+func (r *Runner) Expand(ctx context.Context, plan *Plan) error {
+	if plan.Expanded {
+		return nil
+	}
+	var conn *session.Conn
+	defer func() {
+		if conn != nil {
+			_ = conn.Close()
+		}
+	}()
+	var units []Unit
+	for _, u := range plan.Units {
+		ex := u.Extract
+		if ex.Partition == nil {
+			units = append(units, u)
+			continue
+		}
+		var parts []partition.Part
+		if len(ex.Partition.Predicates) > 0 {
+			for _, p := range ex.Partition.Predicates {
+				parts = append(parts, partition.Part{Where: p})
+			}
+		} else {
+			if conn == nil {
+				c, err := r.connect(ctx, plan.Session)
+				if err != nil {
+					return &JobError{Kind: KindConnect, Extract: ex.Name, Err: err}
+				}
+				conn = c
+			}
+			t, err := catalog.LoadTable(ctx, conn, ex.Schema, ex.Table, ex.Timeout)
+			if err != nil {
+				return &JobError{Kind: KindExtract, Extract: ex.Name, Err: err}
+			}
+			parts, err = partition.Plan(ctx, conn, t, *ex.Partition, ex.Timeout)
+			if err != nil {
+				kind := KindExtract
+				var pe *partition.Error
+				if errors.As(err, &pe) {
+					kind = KindConfig
+					err = &ConfigError{File: plan.File, Field: ex.Field + ".partition", Msg: pe.Msg}
+				}
+				return &JobError{Kind: kind, Extract: ex.Name, Err: err}
+			}
+		}
+		for i, p := range parts {
+			units = append(units, Unit{Extract: ex, Where: p.Where, Range: p, Part: i, Parts: len(parts)})
+		}
+	}
+	plan.Units, plan.Expanded = units, true
+	return nil
+}
+
+func (r *Runner) connect(ctx context.Context, cfg session.Config) (*session.Conn, error) {
+	if r.Connect != nil {
+		return r.Connect(ctx, cfg)
+	}
+	return session.Connect(ctx, cfg)
+}
+
+// Execute runs the units of a plan, Parallel at a time (and at most each
+// extract's Parallel of its own units), each on its own session, and
+// summarises them per extract.
 func (r *Runner) Execute(ctx context.Context, plan *Plan) (*Summary, error) {
 	sum := &Summary{Job: plan.Job, Started: time.Now()}
 	resetWindows(plan)
+	if err := r.checkIncremental(plan); err != nil {
+		sum.Duration = time.Since(sum.Started)
+		return sum, err
+	}
+	if err := r.Expand(ctx, plan); err != nil {
+		sum.Duration = time.Since(sum.Started)
+		return sum, err
+	}
+	var rs *runState
+	if r.checkpointing(plan) {
+		var err error
+		if rs, err = r.openRun(ctx, plan); err != nil {
+			sum.Duration = time.Since(sum.Started)
+			return sum, err
+		}
+		sum.Run, sum.StateDir = rs.pf.Run, rs.st.dir
+	}
 	results := make([]ExtractSummary, len(plan.Units))
 	errs := make([]error, len(plan.Units))
+	ran := make([]bool, len(plan.Units))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, plan.Parallel))
+	exSem := map[*ExtractPlan]chan struct{}{}
+	for _, ex := range plan.Extracts {
+		if ex.Parallel > 0 {
+			exSem[ex] = make(chan struct{}, ex.Parallel)
+		}
+	}
 	for i, u := range plan.Units {
+		if !r.Share.has(i) {
+			continue
+		}
+		ran[i] = true
+		if rs != nil && rs.done[i] != nil {
+			results[i] = resumedSummary(rs.done[i])
+			continue
+		}
 		wg.Add(1)
+		es := exSem[u.Extract]
+		if es != nil {
+			es <- struct{}{}
+		}
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			results[i], errs[i] = r.runUnit(ctx, plan, u)
+			defer func() {
+				<-sem
+				if es != nil {
+					<-es
+				}
+			}()
+			results[i], errs[i] = r.runWithRetries(ctx, plan, u, rs != nil)
+			if errs[i] == nil && rs != nil {
+				if err := rs.record(i, u, results[i]); err != nil {
+					errs[i] = &JobError{Kind: KindExtract, Extract: u.Extract.Name, Err: fmt.Errorf("unit %s published, but its checkpoint could not be written (a rerun repeats it): %w", u.ID(), err)}
+				}
+			}
 		}()
 	}
 	wg.Wait()
 	for _, ex := range plan.Extracts {
 		var units []ExtractSummary
 		for i, u := range plan.Units {
-			if u.Extract == ex {
+			if u.Extract == ex && ran[i] {
 				units = append(units, results[i])
 			}
 		}
-		sum.Extracts = append(sum.Extracts, mergeUnits(units))
+		if len(units) > 0 {
+			sum.Extracts = append(sum.Extracts, mergeUnits(units))
+		}
+	}
+	err := errors.Join(errs...)
+	if err == nil && rs != nil {
+		// Whoever finishes the last unit writes the manifest; a share
+		// whose siblings are still running leaves it to them (or to
+		// Commit).
+		if rerr := rs.refresh(); rerr != nil {
+			err = &JobError{Kind: KindExtract, Err: rerr}
+		} else if len(rs.missing()) == 0 {
+			path, cerr := rs.commit(ctx, plan)
+			if cerr != nil {
+				err = cerr
+				var je *JobError
+				if !errors.As(cerr, &je) {
+					err = &JobError{Kind: KindExtract, Err: cerr}
+				}
+			}
+			sum.Manifest = path
+		}
 	}
 	sum.Duration = time.Since(sum.Started)
-	err := errors.Join(errors.Join(errs...), commitWindows(plan, sum, errs))
+	// The watermarks advance last, for the extracts whose every unit
+	// published.
+	err = errors.Join(err, commitWindows(plan, sum, errs))
 	sum.OK = err == nil
 	return sum, err
 }
 
+// resumedSummary reports a unit an earlier run finished.
+func resumedSummary(rec *UnitRecord) ExtractSummary {
+	s := ExtractSummary{Name: rec.Extract, Rows: rec.Rows, Checksum: rec.Checksum, Resumed: true, Attempts: rec.Attempts}
+	if rec.Parts > 1 {
+		s.Unit, s.Range = rec.ID, rec.Range
+	}
+	for _, t := range rec.Sinks {
+		s.Sinks = append(s.Sinks, SinkSummary{Type: t, Rows: rec.Rows, Skipped: "finished by an earlier run"})
+	}
+	if len(s.Sinks) > 0 {
+		s.Sinks[0].Files, s.Sinks[0].Bytes = rec.Files, rec.Bytes
+	}
+	return s
+}
+
+// runWithRetries runs a unit, and again on a fresh connection after a
+// transient failure, up to the plan's attempts, waiting a capped
+// exponential backoff with full jitter between runs (so units that failed
+// together, on a failover, do not all come back at the same moment).
+func (r *Runner) runWithRetries(ctx context.Context, plan *Plan, u Unit, checksum bool) (ExtractSummary, error) {
+	attempts := max(1, plan.Retry.Attempts)
+	var retries []RetryEvent
+	for a := 1; ; a++ {
+		s, err := r.runUnit(ctx, plan, u, checksum)
+		s.Attempts, s.Retries = a, retries
+		if err == nil || a >= attempts || !retryable(err) || ctx.Err() != nil {
+			return s, err
+		}
+		d := backoff(plan.Retry, a)
+		retries = append(retries, RetryEvent{Unit: u.ID(), Attempt: a, Error: err.Error(), Delay: d})
+		sleep := r.Sleep
+		if sleep == nil {
+			sleep = sleepCtx
+		}
+		if serr := sleep(ctx, d); serr != nil {
+			s.Retries = retries
+			return s, err
+		}
+	}
+}
+
+// retryable: a transient failure of the source (the session classifies
+// them) or of the connection to it. Configuration errors, server errors
+// about the query and protocol violations are not.
+func retryable(err error) bool {
+	var je *JobError
+	if errors.As(err, &je) && je.Kind == KindConfig {
+		return false
+	}
+	return session.IsTransient(err)
+}
+
+// backoff is the delay before retry a (1-based): a random duration up to
+// Initial*2^(a-1), capped at Max ("full jitter").
+func backoff(p RetryPolicy, a int) time.Duration {
+	d := p.Initial
+	for i := 1; i < a && d < p.Max; i++ {
+		d *= 2
+	}
+	d = min(d, p.Max)
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(d)) + 1)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // mergeUnits summarises an extract from its units' summaries.
 func mergeUnits(units []ExtractSummary) ExtractSummary {
-	if len(units) == 1 {
+	if len(units) == 1 && units[0].Unit == "" {
 		return units[0]
 	}
 	var m ExtractSummary
+	m.Units = units
 	for i, u := range units {
+		if u.Checksum != "" {
+			m.Checksum = addChecksums(m.Checksum, u.Checksum)
+		}
+		m.Retries = append(m.Retries, u.Retries...)
 		if i == 0 {
 			m.Name, m.SQL, m.Timeout, m.Verified = u.Name, u.SQL, u.Timeout, u.Verified
 		}

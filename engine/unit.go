@@ -36,6 +36,8 @@ type unit struct {
 	rows  int64
 	sum   ExtractSummary
 	win   *incremental.Window // an incremental extract's window (incremental.go)
+	// check, when set, fingerprints every value (checkpointed runs).
+	check *Checksum
 }
 
 // stepError is a failed step with the class of its failure.
@@ -49,10 +51,16 @@ func (e *stepError) Unwrap() error { return e.err }
 
 func failed(kind ErrorKind, err error) error { return &stepError{kind, err} }
 
-func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit) (ExtractSummary, error) {
+func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit, checksum bool) (ExtractSummary, error) {
 	x := &unit{r: r, u: u, ex: u.Extract, plan: plan, start: time.Now()}
+	if checksum {
+		x.check = &Checksum{}
+	}
 	x.sum.Name, x.sum.Timeout = x.ex.Name, x.ex.Timeout.String()
-	x.info = sinks.ExtractInfo{Name: x.ex.Name, Schema: x.ex.Schema, Table: x.ex.Table, EstimatedRows: -1}
+	if u.Parts > 1 {
+		x.sum.Unit, x.sum.Range = u.ID(), u.Range.String()
+	}
+	x.info = sinks.ExtractInfo{Name: x.ex.Name, Schema: x.ex.Schema, Table: x.ex.Table, EstimatedRows: -1, Part: u.Part, Parts: max(1, u.Parts)}
 	if plan.SummaryFile != "" {
 		x.info.RunDir = filepath.Dir(plan.SummaryFile)
 	}
@@ -62,7 +70,7 @@ func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit) (ExtractSummar
 		_ = x.conn.Close()
 	}
 	if r.Progress != nil {
-		r.Progress.Finish(x.ex.Name, x.rows, x.sum.WireBytes, err)
+		r.Progress.Finish(x.label(), x.rows, x.sum.WireBytes, err)
 	}
 	x.sum.Duration = time.Since(x.start)
 	if err == nil {
@@ -75,6 +83,14 @@ func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit) (ExtractSummar
 		kind, err = se.kind, se.err
 	}
 	return x.sum, &JobError{Kind: kind, Extract: x.ex.Name, Err: err}
+}
+
+// label names the unit in progress events: the extract, or a part's ID.
+func (x *unit) label() string {
+	if x.u.Parts > 1 {
+		return x.u.ID()
+	}
+	return x.ex.Name
 }
 
 func (x *unit) run(ctx context.Context) error {
@@ -97,11 +113,7 @@ var errAllSkipped = errors.New("engine: every sink skipped")
 
 // connect opens the unit's own session.
 func (x *unit) connect(ctx context.Context) error {
-	connect := x.r.Connect
-	if connect == nil {
-		connect = session.Connect
-	}
-	conn, err := connect(ctx, x.plan.Session)
+	conn, err := x.r.connect(ctx, x.plan.Session)
 	if err != nil {
 		return failed(KindConnect, err)
 	}
@@ -191,7 +203,7 @@ func (x *unit) openSinks(ctx context.Context) error {
 		return errAllSkipped
 	}
 	if x.r.Progress != nil {
-		x.r.Progress.Start(x.ex.Name, x.info.EstimatedRows)
+		x.r.Progress.Start(x.label(), x.info.EstimatedRows)
 	}
 	return nil
 }
@@ -202,15 +214,22 @@ func (x *unit) stream(ctx context.Context) error {
 	for i, s := range x.sinks {
 		cs[i] = s
 	}
+	if x.check != nil {
+		cs = append(cs, x.check)
+	}
 	q := session.Query{SQL: x.sql, Params: x.params(), Timeout: x.ex.Timeout}
 	if p := x.r.Progress; p != nil {
-		q.OnProgress = func(n int64) { p.Update(x.ex.Name, n, x.conn.WireBytes()) }
+		label := x.label()
+		q.OnProgress = func(n int64) { p.Update(label, n, x.conn.WireBytes()) }
 	}
 	res, err := x.conn.Query(ctx, q, Tee(cs...))
 	if res != nil {
 		x.rows = res.Rows
 	}
 	x.sum.Rows = x.rows
+	if x.check != nil {
+		x.sum.Checksum = x.check.String()
+	}
 	if err != nil {
 		return failed(KindExtract, withHint(err))
 	}

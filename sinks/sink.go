@@ -51,6 +51,11 @@ type ExtractInfo struct {
 	Schema, Table string
 	// EstimatedRows is the source's row count when known, else -1.
 	EstimatedRows int64
+	// Part and Parts number the extract's key-range part this sink writes
+	// (0 of 1 for an extract that is not partitioned). Every part gets its
+	// own sinks; file sinks put the part in their file names ("{part}" in
+	// a path, else ".part-0001" before the extension).
+	Part, Parts int
 	// RunDir is the directory of the run summary (the job's summary_file),
 	// where sinks put side files such as rejected rows; empty when the job
 	// writes no summary file (then the working directory).
@@ -116,6 +121,15 @@ type Factory struct {
 	// Mapping describes how a sink created with options would map cols,
 	// for `inspect`, without creating one. Optional.
 	Mapping func(options map[string]any, cols []decode.Column) ([]ColumnMapping, error)
+	// Combine, when set, is called once every part of an extract that ran
+	// in several parts (info.Parts > 1) has published: the sink's parts
+	// were published somewhere staged and Combine makes them visible
+	// together, all or nothing (the PostgreSQL sink moves the parts'
+	// staging tables into the target table in one transaction). It must
+	// be idempotent: after a crash it is called again, and a Combine that
+	// finds its work done returns success. Sinks without it publish each
+	// part's output as the part finishes (file sinks: one file set each).
+	Combine func(ctx context.Context, options map[string]any, info ExtractInfo) (Stats, error)
 }
 
 // Resolve checks options and returns them resolved: against Options

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -80,7 +82,7 @@ COPY, CSV, plugins), with bounded memory, exact types and verified row counts.`,
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&g.pluginsDir, "plugins-dir", "", "directory of sink plugins, each a sink type plugin:NAME (env TDSEXTRACT_PLUGINS_DIR; default "+defaultPluginsDir()+")")
 
-	root.AddCommand(newRunCmd(g), newExportCmd(g), newMigrateCmd(g), newInspectCmd(g), newSinksCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g))
+	root.AddCommand(newRunCmd(g), newPlanCmd(g), newCommitCmd(g), newExportCmd(g), newMigrateCmd(g), newInspectCmd(g), newSinksCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g))
 	return root
 }
 
@@ -142,10 +144,77 @@ func cleanViperError(err error) string {
 	return s + " (see the config reference in README.md)"
 }
 
+// runFlags are the flags of run that shape a checkpointed run.
+type runFlags struct {
+	resume, restart bool
+	unit, runID     string
+}
+
+func (f *runFlags) add(cmd *cobra.Command, withShare bool) {
+	if withShare {
+		cmd.Flags().BoolVar(&f.resume, "resume", false, "keep checkpoints even for a job that would not, and finish an unfinished run (a checkpointed job resumes anyway)")
+		cmd.Flags().BoolVar(&f.restart, "restart", false, "discard an unfinished run in the state directory and start over")
+		cmd.Flags().StringVar(&f.unit, "unit", "", "run one share of the units: i/N (0 <= i < N), or N with i from JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID or AWS_BATCH_JOB_ARRAY_INDEX")
+	}
+	cmd.Flags().StringVar(&f.runID, "run-id", "", "the run shared by several processes (default TDSEXTRACT_RUN_ID, SLURM_ARRAY_JOB_ID or AWS_BATCH_JOB_ID); its state is a subdirectory of state_dir")
+}
+
+// schedulerIndexEnv are the environment variables that carry an array
+// task's index, in the order they are looked up.
+var schedulerIndexEnv = []string{"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID", "AWS_BATCH_JOB_ARRAY_INDEX"}
+
+// runIDEnv are the environment variables that name a run shared by the
+// tasks of one scheduler job.
+var runIDEnv = []string{"TDSEXTRACT_RUN_ID", "SLURM_ARRAY_JOB_ID", "AWS_BATCH_JOB_ID"}
+
+// apply sets the runner's checkpoint options from the flags and the
+// environment.
+func (f *runFlags) apply(r *engine.Runner, lookup func(string) (string, bool)) error {
+	r.Resume, r.Restart = f.resume, f.restart
+	r.RunID = f.runID
+	if r.RunID == "" {
+		for _, k := range runIDEnv {
+			if v, ok := lookup(k); ok && v != "" {
+				// An AWS Batch array child's id is "<parent>:<index>": the
+				// run is the parent's.
+				r.RunID, _, _ = strings.Cut(v, ":")
+				break
+			}
+		}
+	}
+	if f.unit == "" {
+		return nil
+	}
+	spec := f.unit
+	if !strings.Contains(spec, "/") {
+		idx := ""
+		for _, k := range schedulerIndexEnv {
+			if v, ok := lookup(k); ok && v != "" {
+				idx = v
+				break
+			}
+		}
+		if idx == "" {
+			return &usageError{fmt.Errorf("--unit %s: no share index: give --unit i/%s, or set one of %s", spec, spec, strings.Join(schedulerIndexEnv, ", "))}
+		}
+		spec = idx + "/" + spec
+	}
+	sh, err := engine.ParseShare(spec)
+	if err != nil {
+		return &usageError{fmt.Errorf("--unit: %w", err)}
+	}
+	if r.RunID == "" {
+		return &usageError{fmt.Errorf("--unit %s: processes sharing a run need its id: --run-id, or one of %s (the scheduler's job id)", f.unit, strings.Join(runIDEnv, ", "))}
+	}
+	r.Share = &sh
+	return nil
+}
+
 func newRunCmd(g *globalOpts) *cobra.Command {
 	var summaryJSON, backfill string
 	var dryRun bool
 	var parallel int
+	var rf runFlags
 	cmd := &cobra.Command{
 		Use:   "run <job.yaml>",
 		Short: "Run the extracts of a job file",
@@ -196,26 +265,132 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 				fmt.Fprintf(g.stdout, "%s: valid (%d extracts, %d units)\n", args[0], len(plan.Extracts), len(plan.Units))
 				return nil
 			}
-			return runJobBackfill(cmd.Context(), g, job, bf)
+			return runJob(cmd.Context(), g, job, &rf, bf)
 		},
 	}
 	cmd.Flags().StringVar(&summaryJSON, "summary-json", "", "also write the run summary as JSON to this file")
 	cmd.Flags().StringVar(&backfill, "backfill", "", "re-export FROM..TO (rows FROM <= watermark < TO; FROM.. or ..TO) of every incremental extract, leaving its state as it is")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate the job file and exit")
-	cmd.Flags().IntVar(&parallel, "parallel", 0, "extracts to run at once (each on its own session)")
+	cmd.Flags().IntVar(&parallel, "parallel", 0, "units to run at once (each on its own session)")
+	rf.add(cmd, true)
+	return cmd
+}
+
+// resolveJob loads and resolves a job file for plan and commit, and
+// returns the runner the flags describe.
+func resolveJob(g *globalOpts, path string, rf *runFlags) (*engine.Plan, *engine.Runner, error) {
+	job, err := loadJob(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := engine.Resolve(job, g.registry)
+	if err != nil {
+		return nil, nil, &engine.JobError{Kind: engine.KindConfig, Err: err}
+	}
+	r := &engine.Runner{Registry: g.registry}
+	if err := rf.apply(r, os.LookupEnv); err != nil {
+		return nil, nil, err
+	}
+	return plan, r, nil
+}
+
+func newPlanCmd(g *globalOpts) *cobra.Command {
+	var asJSON bool
+	var rf runFlags
+	cmd := &cobra.Command{
+		Use:   "plan <job.yaml>",
+		Short: "Print the units a run of the job consists of",
+		Long: `plan connects to the source, splits every partitioned extract into its key
+ranges (MIN and MAX of the key) and prints the units, numbered from 0: the
+share i/N of "run --unit i/N" is every unit whose number modulo N is i. An
+unfinished run in the state directory shows the units it planned.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			plan, r, err := resolveJob(g, args[0], &rf)
+			if err != nil {
+				return err
+			}
+			units, err := r.PlanUnits(cmd.Context(), plan)
+			if err != nil {
+				return err
+			}
+			type unitJSON struct {
+				Index   int    `json:"index"`
+				ID      string `json:"id"`
+				Extract string `json:"extract"`
+				Part    int    `json:"part"`
+				Parts   int    `json:"parts"`
+				Range   string `json:"range,omitempty"`
+			}
+			var out []unitJSON
+			for i, u := range units {
+				out = append(out, unitJSON{Index: i, ID: u.ID(), Extract: u.Extract.Name, Part: u.Part, Parts: max(1, u.Parts), Range: u.Range.String()})
+			}
+			if asJSON {
+				b, err := json.MarshalIndent(out, "", "  ")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(g.stdout, string(b))
+				return nil
+			}
+			tw := tabwriter.NewWriter(g.stdout, 2, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "unit\tid\trange")
+			for _, u := range out {
+				rng := u.Range
+				if rng == "" {
+					rng = "(whole extract)"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\n", u.Index, u.ID, rng)
+			}
+			tw.Flush()
+			fmt.Fprintf(g.stdout, "%d units; run a share with: tdsextract run %s --unit i/N\n", len(out), args[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the units as JSON")
+	rf.add(cmd, false)
+	return cmd
+}
+
+func newCommitCmd(g *globalOpts) *cobra.Command {
+	var rf runFlags
+	cmd := &cobra.Command{
+		Use:   "commit <job.yaml>",
+		Short: "Write the manifest of a run whose units are all finished",
+		Long: `commit writes the job's manifest once every unit of the run in the state
+directory is finished (by any process: "run --unit" shares write their
+checkpoints there). It fails with exit code 6, writing nothing, while a unit
+is missing, so a scheduler can run it again later.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			plan, r, err := resolveJob(g, args[0], &rf)
+			if err != nil {
+				return err
+			}
+			path, err := r.Commit(cmd.Context(), plan)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "manifest %s\n", path)
+			return nil
+		},
+	}
+	rf.add(cmd, false)
 	return cmd
 }
 
 // runJob runs a job with progress and prints the summary.
-func runJob(ctx context.Context, g *globalOpts, job *engine.JobConfig) error {
-	return runJobBackfill(ctx, g, job, nil)
-}
-
-// runJobBackfill is runJob with incremental extracts backfilling bf (nil:
-// their next window).
-func runJobBackfill(ctx context.Context, g *globalOpts, job *engine.JobConfig, bf *incremental.Range) error {
+// bf, when set, makes incremental extracts backfill that range instead of
+// exporting their next window.
+func runJob(ctx context.Context, g *globalOpts, job *engine.JobConfig, rf *runFlags, bf *incremental.Range) error {
 	prog := newProgress(g)
 	r := &engine.Runner{Registry: g.registry, Progress: prog, Backfill: bf}
+	if rf != nil {
+		if err := rf.apply(r, os.LookupEnv); err != nil {
+			return err
+		}
+	}
 	sum, err := r.Run(ctx, job)
 	prog.Wait()
 	if sum != nil && len(sum.Extracts) > 0 {
@@ -270,9 +445,27 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 			}
 			fmt.Fprintf(w, "  %s: %s in %s, %s\n", e.Name, in.Column, in.Window, state)
 		}
+		for _, u := range e.Units {
+			switch {
+			case u.Resumed:
+				fmt.Fprintf(w, "  %s: %d rows, finished by an earlier run\n", u.Unit, u.Rows)
+			case u.Error != "":
+				fmt.Fprintf(w, "  %s: FAILED after %d attempt(s): %s\n", u.Unit, u.Attempts, u.Error)
+			default:
+				fmt.Fprintf(w, "  %s: %d rows in %.2fs (%s)\n", u.Unit, u.Rows, u.Duration.Seconds(), u.Range)
+			}
+		}
+		for _, rt := range e.Retries {
+			fmt.Fprintf(w, "  retry: %s attempt %d failed (%s); retried after %s\n", rt.Unit, rt.Attempt, rt.Error, rt.Delay.Round(time.Millisecond))
+		}
 		if e.Error != "" {
 			fmt.Fprintf(w, "  %s: FAILED: %s\n", e.Name, e.Error)
 		}
+	}
+	if sum.Manifest != "" {
+		fmt.Fprintf(w, "manifest %s\n", sum.Manifest)
+	} else if sum.StateDir != "" {
+		fmt.Fprintf(w, "run %s: checkpoints in %s\n", sum.Run, sum.StateDir)
 	}
 	status := "ok"
 	if !sum.OK {
@@ -364,7 +557,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 			if query != "" {
 				job.Extracts = append(job.Extracts, engine.ExtractConfig{Name: name, Query: query})
 			}
-			return runJob(cmd.Context(), g, job)
+			return runJob(cmd.Context(), g, job, nil, nil)
 		},
 	}
 	f := cmd.Flags()

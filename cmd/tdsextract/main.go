@@ -30,13 +30,21 @@ func builtinSinks() *sinks.Registry {
 }
 
 // Exit codes. Each failure class has its own, so schedulers can tell a
-// broken job file from an unreachable server from a failed export.
+// broken job file from an unreachable server from a failed export, and
+// whether starting the same command again may help: 3, 5 and 6 are worth
+// retrying (a checkpointed run resumes where it stopped), 1, 2 and 4 need
+// a person.
 const (
 	exitOK       = 0
 	exitInternal = 1 // a bug or an unclassified failure
 	exitConfig   = 2 // bad flags or job configuration
 	exitConnect  = 3 // the source or a sink's server cannot be reached or refused the login
 	exitExtract  = 4 // extraction or writing failed
+	// exitTransient: a unit failed transiently (connection lost, deadlock,
+	// failover) after its retries; the run may succeed if started again.
+	exitTransient = 5
+	// exitIncomplete: commit found units not yet finished.
+	exitIncomplete = 6
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -75,11 +83,15 @@ func exitCode(err error) int {
 		var je *engine.JobError
 		if errors.As(e, &je) {
 			c := exitExtract
-			switch je.Kind {
-			case engine.KindConfig:
+			switch {
+			case je.Kind == engine.KindConfig:
 				c = exitConfig
-			case engine.KindConnect:
+			case je.Kind == engine.KindConnect:
 				c = exitConnect
+			case je.Kind == engine.KindIncomplete:
+				c = exitIncomplete
+			case je.Transient():
+				c = exitTransient
 			}
 			if code == 0 || c < code {
 				code = c

@@ -106,7 +106,7 @@ func TestPostgresConfigRuns(t *testing.T) {
 		}
 	}
 	g := &globalOpts{stdout: os.Stdout, stderr: os.Stderr, registry: builtinSinks(), quiet: true}
-	if err := runJob(context.Background(), g, job); err != nil {
+	if err := runJob(context.Background(), g, job, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

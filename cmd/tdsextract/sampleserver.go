@@ -245,7 +245,7 @@ func newDemoCmd(g *globalOpts) *cobra.Command {
 			fmt.Fprintf(g.stdout, "demo: sample server on %s; exporting %d tables to %s (%s)\n", srv.Addr(), len(demoTables), out, strings.Join(to, ", "))
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
 			defer cancel()
-			return runJob(ctx, g, job)
+			return runJob(ctx, g, job, nil, nil)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "out", "output directory")

@@ -276,9 +276,9 @@ type resultSet struct {
 }
 
 // run sends stmts as one batch and returns one result set per statement.
-func run(ctx context.Context, q Querier, stmts []string, timeout session.Timeout) ([]resultSet, error) {
+func run(ctx context.Context, q Querier, stmts []string, timeout session.Timeout, params ...session.Param) ([]resultSet, error) {
 	var sets multiCapture
-	if _, err := q.Query(ctx, session.Query{SQL: strings.Join(stmts, ";\n"), Timeout: timeout}, &sets); err != nil {
+	if _, err := q.Query(ctx, session.Query{SQL: strings.Join(stmts, ";\n"), Params: params, Timeout: timeout}, &sets); err != nil {
 		return nil, err
 	}
 	sets.flush()

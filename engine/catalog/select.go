@@ -150,9 +150,10 @@ func CountSQL(schema, table, where string) string {
 
 // Count returns the exact number of rows of schema.table that where
 // selects (COUNT_BIG(*): a scan on the server, unlike Table.RowCount).
-func Count(ctx context.Context, q Querier, schema, table, where string, timeout session.Timeout) (int64, error) {
+// params are the values of the @names where uses (a partition's bounds).
+func Count(ctx context.Context, q Querier, schema, table, where string, timeout session.Timeout, params ...session.Param) (int64, error) {
 	sql := CountSQL(schema, table, where)
-	sets, err := run(ctx, q, []string{sql}, timeout)
+	sets, err := run(ctx, q, []string{sql}, timeout, params...)
 	if err != nil {
 		return 0, err
 	}
@@ -191,15 +192,23 @@ func ClusteredKeyRange(ctx context.Context, q Querier, t *Table, timeout session
 	if c == nil {
 		return KeyRange{}, false, fmt.Errorf("catalog: %s: clustered key column %q is not a column", t.FullName(), key[0].Column)
 	}
+	r, err = ColumnRange(ctx, q, t, c, timeout)
+	r.Descending = key[0].Descending
+	return r, true, err
+}
+
+// ColumnRange reads MIN and MAX of column c of t: on an indexed column two
+// seeks, on any other a scan. NULLs are not part of the range.
+func ColumnRange(ctx context.Context, q Querier, t *Table, c *Column, timeout session.Timeout) (KeyRange, error) {
 	col := QuoteIdent(c.Name)
 	sql := "SELECT MIN(" + col + "), MAX(" + col + ") FROM " + t.QuotedName()
 	sets, err := run(ctx, q, []string{sql}, timeout)
 	if err != nil {
-		return KeyRange{}, true, fmt.Errorf("catalog: %s: %w", sql, err)
+		return KeyRange{}, fmt.Errorf("catalog: %s: %w", sql, err)
 	}
 	if len(sets[0].rows) != 1 || len(sets[0].rows[0]) != 2 {
-		return KeyRange{}, true, fmt.Errorf("catalog: %s: expected one row of two values", sql)
+		return KeyRange{}, fmt.Errorf("catalog: %s: expected one row of two values", sql)
 	}
 	row := sets[0].rows[0]
-	return KeyRange{Column: c, Descending: key[0].Descending, Min: row[0], Max: row[1]}, true, nil
+	return KeyRange{Column: c, Min: row[0], Max: row[1]}, nil
 }

@@ -155,7 +155,7 @@ func (s *Sink) Open(ctx context.Context, info sinks.ExtractInfo) error {
 		return errors.New("csv: extract has no name")
 	}
 	s.info = info
-	s.final = outfile.ResolvePath(s.cfg.Path, info.Name, info.Schema, info.Table, s.cfg.ext())
+	s.final = outfile.ResolveInfoPath(s.cfg.Path, info, s.cfg.ext(), partExts...)
 	mode, _ := outfile.ParseIfExists(s.cfg.IfExists) // validated in New
 	s.files.IfExists = mode
 	if err := mode.Check(s.final, partExts...); err != nil {

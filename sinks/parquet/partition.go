@@ -159,7 +159,7 @@ func (s *Sink) initPartitions() error {
 	if leaf == 0 {
 		return fmt.Errorf("parquet: every column of extract %q is a partition column, so the files would have no columns; select more columns or set partition_columns_in_file: true", s.info.Name)
 	}
-	pt.root = outfile.ResolvePath(s.cfg.Path, s.info.Name, s.info.Schema, s.info.Table, "")
+	pt.root = outfile.ResolveInfoPath(s.cfg.Path, s.info, "")
 	if _, err := os.Stat(pt.root); err == nil {
 		pt.rooted = true
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -183,7 +184,11 @@ func (s *Sink) Open(ctx context.Context, info sinks.ExtractInfo) error {
 		return errors.New("parquet: extract has no name")
 	}
 	s.info = info
-	s.final = outfile.ResolvePath(s.cfg.Path, info.Name, info.Schema, info.Table, ".parquet")
+	if info.Parts > 1 && len(s.cfg.PartitionBy) > 0 && !strings.Contains(s.cfg.Path, "{part}") {
+		// Every part would write the same Hive tree's part-0001.parquet.
+		return fmt.Errorf("parquet: extract %q runs in %d key-range parts and partition_by is set: put {part} in path so each part writes its own tree", info.Name, info.Parts)
+	}
+	s.final = outfile.ResolveInfoPath(s.cfg.Path, info, ".parquet", ".parquet")
 	return nil
 }
 

@@ -38,6 +38,13 @@ func Factory() sinks.Factory {
 			_, err := ParseConfig(options)
 			return err
 		},
+		Combine: func(ctx context.Context, options map[string]any, info sinks.ExtractInfo) (sinks.Stats, error) {
+			c, err := ParseConfig(options)
+			if err != nil {
+				return sinks.Stats{}, err
+			}
+			return Combine(ctx, c, info)
+		},
 		Mapping: func(options map[string]any, cols []decode.Column) ([]sinks.ColumnMapping, error) {
 			// The mapping does not depend on the server: describe it
 			// even when no connection is configured (inspect).
@@ -85,7 +92,10 @@ type Sink struct {
 	table   string
 	target  *Table
 	staging string // replace: the table loaded, renamed to table at Publish
-	created bool
+	// partTable is the staging table of one part of a partitioned
+	// extract (partition.go); "" otherwise.
+	partTable string
+	created   bool
 
 	srcCols []decode.Column
 	plan    []colPlan
@@ -190,6 +200,11 @@ func (s *Sink) Open(ctx context.Context, info sinks.ExtractInfo) error {
 	s.table = FoldIdent(expandTemplate(s.cfg.Table, &info), s.cfg.Identifiers)
 	if s.table == "" {
 		return fmt.Errorf("postgres: table template %q gives an empty name for extract %q", s.cfg.Table, info.Name)
+	}
+	if info.Parts > 1 {
+		// One part of several: it loads its own staging table, and
+		// Combine moves every part into the target at once.
+		s.partTable = partStaging(s.table, info.Part)
 	}
 	if s.cfg.Schema != "" {
 		s.schema = FoldIdent(expandTemplate(s.cfg.Schema, &info), s.cfg.Identifiers)
@@ -354,6 +369,9 @@ func (s *Sink) startCopy() {
 	name := s.target.QualifiedName()
 	if s.staging != "" {
 		name = QuoteIdent(s.schema) + "." + QuoteIdent(s.staging)
+	}
+	if s.partTable != "" {
+		name = QuoteIdent(s.schema) + "." + QuoteIdent(s.partTable)
 	}
 	sql := copySQL(name, s.target.Columns)
 	// The COPY is ended by the sink (Publish ends the stream, Abort makes
@@ -876,7 +894,7 @@ func (s *Sink) Publish(ctx context.Context) (sinks.Stats, error) {
 			return sinks.Stats{}, s.fail(fmt.Errorf("postgres: replace: %s: %w", q, err))
 		}
 	}
-	if h := s.cfg.BeforeCommit; h != nil && s.target != nil {
+	if h := s.cfg.BeforeCommit; h != nil && s.target != nil && s.partTable == "" { // a part's runs in Combine
 		if err := h(ctx, s.conn, s.target); err != nil {
 			return sinks.Stats{}, s.fail(fmt.Errorf("postgres: before commit: %w", err))
 		}

@@ -35,6 +35,9 @@ func (s *Sink) prepareTable() error {
 	if exists && kind != 'r' && kind != 'p' {
 		return fmt.Errorf("postgres: %s is not a table (relkind %q); choose another table name", t.QualifiedName(), kind)
 	}
+	if s.partTable != "" {
+		return s.preparePart(exists)
+	}
 	switch s.cfg.Mode {
 	case ModeCreate:
 		if exists {

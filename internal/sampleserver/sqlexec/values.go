@@ -243,7 +243,8 @@ func parseDateTimeText(s string) (decode.DateTimeOffset, bool) {
 // compare compares two non-NULL values as SQL Server would under a
 // case-insensitive collation: numbers numerically, strings ignoring case and
 // trailing blanks, dates chronologically (strings converted), binary
-// bytewise. ok is false when the values are not comparable.
+// bytewise, uniqueidentifier in SQL Server's own byte order
+// (decode.CompareGUID). ok is false when the values are not comparable.
 func compare(a, b any) (int, bool) {
 	if isNumeric(a) && isNumeric(b) {
 		if x, ok := a.(int64); ok {
@@ -289,7 +290,7 @@ func compare(a, b any) (int, bool) {
 			if err != nil {
 				return 0, false
 			}
-			return bytes.Compare(g[:], y[:]), true
+			return decode.CompareGUID(g, y), true
 		}
 	case []byte:
 		if y, ok := b.([]byte); ok {
@@ -298,7 +299,7 @@ func compare(a, b any) (int, bool) {
 	case decode.GUID:
 		switch y := b.(type) {
 		case decode.GUID:
-			return bytes.Compare(x[:], y[:]), true
+			return decode.CompareGUID(x, y), true
 		case string:
 			c, ok := compare(b, a)
 			return -c, ok

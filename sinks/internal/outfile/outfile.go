@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // ResolvePath turns a sink's path option into the final path of the first
@@ -46,13 +48,41 @@ func ResolvePath(path, extract, schema, table, ext string) string {
 // Numbered inserts a 4-digit (or wider) part number before the first of the
 // known extensions of base, e.g. out/t.csv.gz, 1 -> out/t.0001.csv.gz.
 func Numbered(final string, n int, exts ...string) string {
+	return tagged(final, fmt.Sprintf(".%04d", n), exts)
+}
+
+// tagged inserts tag before the first of the known extensions of final's
+// base name (at its end when it has none of them).
+func tagged(final, tag string, exts []string) string {
 	dir, base := filepath.Split(final)
 	for _, ext := range exts {
 		if strings.HasSuffix(base, ext) && len(base) > len(ext) {
-			return dir + fmt.Sprintf("%s.%04d%s", strings.TrimSuffix(base, ext), n, ext)
+			return dir + strings.TrimSuffix(base, ext) + tag + ext
 		}
 	}
-	return dir + fmt.Sprintf("%s.%04d", base, n)
+	return dir + base + tag
+}
+
+// PartTag is how part i (0-based) of a partitioned extract appears in
+// file names: 1-based, 4 digits or more ("0001").
+func PartTag(part int) string { return fmt.Sprintf("%04d", part+1) }
+
+// ResolveInfoPath is ResolvePath for the extract (or the part of a
+// partitioned extract) info describes: "{part}" in path is replaced by the
+// part's tag (PartTag), and a path without "{part}" for an extract of
+// several parts gets ".part-NNNN" before the first of exts, so every part
+// publishes its own files and none replaces another's.
+func ResolveInfoPath(path string, info sinks.ExtractInfo, ext string, exts ...string) string {
+	tag := PartTag(info.Part)
+	hasTag := strings.Contains(path, "{part}")
+	if hasTag {
+		path = strings.ReplaceAll(path, "{part}", tag)
+	}
+	final := ResolvePath(path, info.Name, info.Schema, info.Table, ext)
+	if info.Parts > 1 && !hasTag {
+		final = tagged(final, ".part-"+tag, exts)
+	}
+	return final
 }
 
 var tmpSeq atomic.Uint64

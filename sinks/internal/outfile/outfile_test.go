@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 func TestResolvePathAndNumbered(t *testing.T) {
@@ -68,5 +70,28 @@ func TestSetPublishAbort(t *testing.T) {
 	}
 	if _, err := os.Stat(g.Tmp); !os.IsNotExist(err) {
 		t.Fatal("temporary left after Abort")
+	}
+}
+
+func TestResolveInfoPath(t *testing.T) {
+	dir := t.TempDir()
+	one := sinks.ExtractInfo{Name: "t", Schema: "dbo", Table: "t", Parts: 1}
+	part := func(i int) sinks.ExtractInfo { x := one; x.Part, x.Parts = i, 8; return x }
+	exts := []string{".csv.gz", ".csv"}
+	for _, c := range []struct {
+		path string
+		info sinks.ExtractInfo
+		want string
+	}{
+		{dir + "/", one, dir + "/t.csv"},
+		{dir + "/", part(2), dir + "/t.part-0003.csv"},
+		{dir + "/{table}-{part}.csv", part(0), dir + "/t-0001.csv"},
+		{dir + "/{part}/{extract}.csv", part(7), dir + "/0008/t.csv"},
+		{dir + "/x.csv.gz", part(1), dir + "/x.part-0002.csv.gz"},
+		{dir + "/{table}-{part}.csv", one, dir + "/t-0001.csv"},
+	} {
+		if got := ResolveInfoPath(c.path, c.info, ".csv", exts...); got != c.want {
+			t.Errorf("ResolveInfoPath(%q, part %d of %d) = %q, want %q", c.path, c.info.Part, c.info.Parts, got, c.want)
+		}
 	}
 }

@@ -1,0 +1,20 @@
+// Package partition splits a table extract into key ranges that run as
+// independent units: on the table's clustered key (auto) or a named
+// column, into a given number of ranges between the column's MIN and MAX
+// (engine/catalog reads them: two seeks on an indexed column), or as a
+// list of predicates the user writes.
+//
+// Every range is a predicate whose bounds are sp_executesql parameters
+// (@tdsx_lo, @tdsx_hi), never text formatted into the SQL: the statement
+// text is the same for every range, so SQL Server compiles one plan, and no
+// value can change the statement. The first range is open below and the
+// last open above, so rows inserted beyond the extremes after planning are
+// still in a range; a nullable column gets one more range, "IS NULL",
+// because NULL satisfies no comparison and would otherwise be lost. No
+// range needs an ORDER BY.
+//
+// Integer and date/time keys are cut evenly over their value span.
+// uniqueidentifier keys are cut evenly over the most significant 8 bytes
+// of SQL Server's own order (decode.GUID.SQLServerOrderKey), since a cut in
+// text or RFC byte order would give ranges that interleave on the server.
+package partition

@@ -1,0 +1,340 @@
+package partition
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/session"
+)
+
+// Spec is how an extract is partitioned.
+type Spec struct {
+	// Auto partitions on the leading column of the clustered index.
+	Auto bool
+	// Column is the key column to split (when not Auto).
+	Column string
+	// Count is the number of key ranges (a nullable key gets one more for
+	// its NULLs).
+	Count int
+	// Predicates, when set, are the partitions as written: one unit per
+	// predicate. They are not checked for overlap or coverage.
+	Predicates []string
+}
+
+// DefaultCount is the number of ranges when a spec gives none.
+const DefaultCount = 8
+
+// MaxCount bounds the number of ranges of one extract.
+const MaxCount = 10000
+
+// The parameter names of a range's bounds.
+const (
+	ParamLo = "@tdsx_lo"
+	ParamHi = "@tdsx_hi"
+)
+
+// Part is one range of a table.
+type Part struct {
+	// Where is the range's predicate, using ParamLo and ParamHi for its
+	// bounds.
+	Where string `json:"where"`
+	// Lo and Hi are the bounds: Lo <= key < Hi; nil when open.
+	Lo *Bound `json:"lo,omitempty"`
+	Hi *Bound `json:"hi,omitempty"`
+}
+
+// Params are the part's bound parameters, for session.Query.Params.
+func (p Part) Params() []session.Param {
+	var ps []session.Param
+	if p.Lo != nil {
+		ps = append(ps, p.Lo.Param(ParamLo))
+	}
+	if p.Hi != nil {
+		ps = append(ps, p.Hi.Param(ParamHi))
+	}
+	return ps
+}
+
+// String describes the part with its bounds, for `plan` and logs.
+func (p Part) String() string {
+	s := p.Where
+	if p.Lo != nil {
+		s = strings.ReplaceAll(s, ParamLo, p.Lo.String())
+	}
+	if p.Hi != nil {
+		s = strings.ReplaceAll(s, ParamHi, p.Hi.String())
+	}
+	return s
+}
+
+// Bound is one bound of a range, in the key column's own type. It is plain
+// data so a plan can be stored and resumed with the same bounds.
+type Bound struct {
+	// Type is the column's declaration, e.g. "int", "datetime2(3)",
+	// "uniqueidentifier"; the parameter is sent in it.
+	Type string `json:"type"`
+	// Int is an integer key, days since 0001-01-01 for date, 100 ns ticks
+	// since 0001-01-01 for the datetime types.
+	Int int64 `json:"int,omitempty"`
+	// GUID is a uniqueidentifier key.
+	GUID *decode.GUID `json:"guid,omitempty"`
+}
+
+// Param is the bound as an sp_executesql parameter named name.
+func (b Bound) Param(name string) session.Param {
+	p := session.Param{Name: name}
+	d, err := decode.ParseDecl(b.Type)
+	if err != nil {
+		// A bound is only built from a column's declaration; an unreadable
+		// one is sent as a bigint, which SQL Server converts.
+		p.Value = b.Int
+		return p
+	}
+	ti := d.TypeInfo(true, decode.Collation{})
+	p.Type = &ti
+	switch d.Kind.Class() {
+	case decode.ClassDate:
+		p.Value = decode.Date(b.Int)
+	case decode.ClassDateTime:
+		p.Value = dateTimeOf(b.Int)
+	default:
+		if b.GUID != nil {
+			p.Value = *b.GUID
+		} else {
+			p.Value = b.Int
+		}
+	}
+	return p
+}
+
+func (b Bound) String() string {
+	d, _ := decode.ParseDecl(b.Type)
+	switch {
+	case b.GUID != nil:
+		return "'" + b.GUID.String() + "'"
+	case d.Kind.Class() == decode.ClassDate:
+		return "'" + string(decode.AppendDateText(nil, int32(b.Int))) + "'"
+	case d.Kind.Class() == decode.ClassDateTime:
+		return "'" + string(decode.AppendDateTimeText(nil, dateTimeOf(b.Int), 7)) + "'"
+	}
+	return fmt.Sprint(b.Int)
+}
+
+func dateTimeOf(ticks int64) decode.DateTime {
+	return decode.DateTime{Days: int32(ticks / decode.TicksPerDay), Ticks: ticks % decode.TicksPerDay}
+}
+
+// Error is a partition spec that cannot be applied to its table.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return "partition: " + e.Msg }
+
+// KeyColumn returns the column s splits t on.
+func KeyColumn(t *catalog.Table, s Spec) (*catalog.Column, error) {
+	name := s.Column
+	if s.Auto {
+		key := t.ClusteredKey()
+		if len(key) == 0 {
+			return nil, &Error{fmt.Sprintf("auto: %s has no clustered rowstore index to split on; name a column (partition: {column: ..., count: ...}) or write predicates", t.FullName())}
+		}
+		name = key[0].Column
+	}
+	c := t.Column(name)
+	if c == nil {
+		return nil, &Error{fmt.Sprintf("column %q is not a column of %s", name, t.FullName())}
+	}
+	if _, ok := splitter(c.Kind()); !ok {
+		return nil, &Error{fmt.Sprintf("column %q of %s is %s: key ranges are computed for integer, date, datetime, datetime2, smalldatetime and uniqueidentifier columns; write predicates for others", c.Name, t.FullName(), c.SQLType())}
+	}
+	return c, nil
+}
+
+// Plan splits t by s: for a column or auto spec it reads the key's MIN and
+// MAX over q. An empty table (or a key holding only NULLs) is one part.
+func Plan(ctx context.Context, q catalog.Querier, t *catalog.Table, s Spec, timeout session.Timeout) ([]Part, error) {
+	if len(s.Predicates) > 0 {
+		parts := make([]Part, len(s.Predicates))
+		for i, p := range s.Predicates {
+			parts[i] = Part{Where: p}
+		}
+		return parts, nil
+	}
+	c, err := KeyColumn(t, s)
+	if err != nil {
+		return nil, err
+	}
+	r, err := catalog.ColumnRange(ctx, q, t, c, timeout)
+	if err != nil {
+		return nil, err
+	}
+	n := s.Count
+	if n <= 0 {
+		n = DefaultCount
+	}
+	bounds, err := Split(c, r.Min, r.Max, n)
+	if err != nil {
+		return nil, err
+	}
+	return Ranges(c, bounds), nil
+}
+
+// Ranges turns the inner bounds of a column into parts: below the first,
+// between each two, from the last on, and IS NULL when the column is
+// nullable.
+func Ranges(c *catalog.Column, bounds []Bound) []Part {
+	col := catalog.QuoteIdent(c.Name)
+	var parts []Part
+	if len(bounds) == 0 {
+		w := ""
+		if c.Nullable {
+			w = col + " IS NOT NULL"
+		}
+		parts = append(parts, Part{Where: w})
+	} else {
+		for i := 0; i <= len(bounds); i++ {
+			var p Part
+			switch {
+			case i == 0:
+				p = Part{Where: col + " < " + ParamHi, Hi: &bounds[0]}
+			case i == len(bounds):
+				p = Part{Where: col + " >= " + ParamLo, Lo: &bounds[i-1]}
+			default:
+				p = Part{Where: col + " >= " + ParamLo + " AND " + col + " < " + ParamHi, Lo: &bounds[i-1], Hi: &bounds[i]}
+			}
+			parts = append(parts, p)
+		}
+	}
+	if c.Nullable {
+		parts = append(parts, Part{Where: col + " IS NULL"})
+	}
+	return parts
+}
+
+// Split returns up to n-1 inner bounds that cut [min, max] of column c into
+// n ranges of about equal value span, strictly increasing, each above min
+// and at most max. min and max are as catalog.ColumnRange reads them; both
+// nil (no non-NULL key) gives none.
+func Split(c *catalog.Column, min, max any, n int) ([]Bound, error) {
+	if n < 1 || n > MaxCount {
+		return nil, &Error{fmt.Sprintf("count %d: use 1 to %d", n, MaxCount)}
+	}
+	if min == nil || max == nil {
+		return nil, nil
+	}
+	sp, ok := splitter(c.Kind())
+	if !ok {
+		return nil, &Error{fmt.Sprintf("column %q: no key ranges for %s", c.Name, c.SQLType())}
+	}
+	lo, err := sp.ordinal(min)
+	if err != nil {
+		return nil, fmt.Errorf("partition: MIN(%s): %w", c.Name, err)
+	}
+	hi, err := sp.ordinal(max)
+	if err != nil {
+		return nil, fmt.Errorf("partition: MAX(%s): %w", c.Name, err)
+	}
+	typ := c.Decl().String()
+	var out []Bound
+	for _, v := range cuts(lo, hi, n) {
+		out = append(out, sp.bound(typ, v))
+	}
+	return out, nil
+}
+
+// cuts returns the inner cut points of [lo, hi] into n ranges of about
+// equal span, as ordinals (unsigned, so a span of the whole int64 or
+// uint64 range does not overflow): strictly increasing, each in (lo, hi].
+func cuts(lo, hi uint64, n int) []uint64 {
+	if hi <= lo || n < 2 {
+		return nil
+	}
+	span := hi - lo
+	var out []uint64
+	if span < uint64(n) {
+		// No more distinct values than ranges: cut at every value.
+		for v := lo + 1; v <= hi; v++ {
+			out = append(out, v)
+		}
+		return out
+	}
+	for i := uint64(1); i < uint64(n); i++ {
+		// lo + span*i/n without overflowing span*i.
+		v := lo + span/uint64(n)*i + (span%uint64(n))*i/uint64(n)
+		if v <= lo || (len(out) > 0 && v <= out[len(out)-1]) {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// A keySplitter maps a key kind's values to unsigned ordinals that preserve
+// SQL Server's order, and ordinals back to bounds.
+type keySplitter struct {
+	ordinal func(v any) (uint64, error)
+	bound   func(typ string, o uint64) Bound
+}
+
+// signBit maps int64 to uint64 preserving order.
+const signBit = 1 << 63
+
+func splitter(k decode.Kind) (keySplitter, bool) {
+	switch k.Class() {
+	case decode.ClassInteger:
+		return keySplitter{
+			ordinal: func(v any) (uint64, error) {
+				i, ok := v.(int64)
+				if !ok {
+					return 0, fmt.Errorf("unexpected %T", v)
+				}
+				return uint64(i) ^ signBit, nil
+			},
+			bound: func(typ string, o uint64) Bound { return Bound{Type: typ, Int: int64(o ^ signBit)} },
+		}, true
+	case decode.ClassDate:
+		return keySplitter{
+			ordinal: func(v any) (uint64, error) {
+				d, ok := v.(decode.Date)
+				if !ok {
+					return 0, fmt.Errorf("unexpected %T", v)
+				}
+				return uint64(int64(d)) ^ signBit, nil
+			},
+			bound: func(typ string, o uint64) Bound { return Bound{Type: typ, Int: int64(o ^ signBit)} },
+		}, true
+	case decode.ClassDateTime:
+		return keySplitter{
+			ordinal: func(v any) (uint64, error) {
+				d, ok := v.(decode.DateTime)
+				if !ok {
+					return 0, fmt.Errorf("unexpected %T", v)
+				}
+				return uint64(int64(d.Days)*decode.TicksPerDay+d.Ticks) ^ signBit, nil
+			},
+			bound: func(typ string, o uint64) Bound { return Bound{Type: typ, Int: int64(o ^ signBit)} },
+		}, true
+	}
+	if k == decode.KindUniqueIdentifier {
+		return keySplitter{
+			ordinal: func(v any) (uint64, error) {
+				g, ok := v.(decode.GUID)
+				if !ok {
+					return 0, fmt.Errorf("unexpected %T", v)
+				}
+				key := g.SQLServerOrderKey()
+				return binary.BigEndian.Uint64(key[:8]), nil
+			},
+			bound: func(typ string, o uint64) Bound {
+				var key [16]byte
+				binary.BigEndian.PutUint64(key[:8], o)
+				g := decode.GUIDFromSQLServerOrderKey(key)
+				return Bound{Type: typ, GUID: &g}
+			},
+		}, true
+	}
+	return keySplitter{}, false
+}
