@@ -27,8 +27,8 @@
 // always on (codec.go).
 //
 // Memory bound: (parallel + 1) batches of about row_group_bytes each
-// (batches are sized from the previous row group plus 1/8 headroom and
-// reused; the first one grows by doubling and is trimmed after use), plus
+// (a batch's columns grow straight to the row group size predicted from
+// its first rows, plus 1/16, and batches are reused), plus
 // the compressed pages of the row groups in flight (at most their
 // uncompressed size) and one page buffer (page_bytes) per column per
 // encoding row group. With the defaults on a 2-core machine (parallel 1)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -270,6 +269,61 @@ func (s *Sink) mismatch(col int, call string) {
 	s.fail(fmt.Errorf("parquet: column %d %q: unexpected %s value for its planned type", col+1, name, call))
 }
 
+// Growth. A batch's columns grow to the size the row group will reach,
+// predicted from the rows so far, instead of by doubling: the first batch
+// of a run (and of every partition) would otherwise copy each column about
+// once more in total and keep up to twice its size allocated. Below
+// predictFrom rows, or when the prediction is not larger, a column grows
+// by doubling (at least 1/8) as append does.
+const predictFrom = 1024
+
+// growTo returns x with capacity want (> len(x)), its items copied.
+func growTo[T any](x []T, want int) []T {
+	n := make([]T, len(x), want)
+	copy(n, x)
+	return n
+}
+
+// predict is the capacity for a per-row column that holds n items, or an
+// arena of n bytes, when it must grow by need: the size the row group will
+// reach at the current bytes per row, plus 1/16.
+func (b *batch) predict(n, need int, rowGroupBytes, fixedBytes int64) int {
+	want := max(2*n, n+need, 64)
+	if b.rows >= predictFrom {
+		held := b.bytes + b.rows*fixedBytes
+		if p := int(float64(n) * float64(rowGroupBytes) / float64(max(held, 1)) * 17 / 16); p >= n+need {
+			want = max(p, n+n/8+need)
+		}
+	}
+	return want
+}
+
+// rowSlot makes room for one more row in every per-row slice of c that
+// is full (the u64 values, levels, offsets and companions).
+func (s *Sink) rowSlot(c *colBuf) {
+	b := s.fill
+	if c.kind.isVar() {
+		if len(c.off) == cap(c.off) {
+			c.off = growTo(c.off, b.predict(len(c.off), 1, s.cfg.RowGroupBytes, s.fixedBytes))
+		}
+	} else if len(c.u64) == cap(c.u64) {
+		c.u64 = growTo(c.u64, b.predict(len(c.u64), 1, s.cfg.RowGroupBytes, s.fixedBytes))
+	}
+	if c.optional && len(c.def) == cap(c.def) {
+		c.def = growTo(c.def, b.predict(len(c.def), 1, s.cfg.RowGroupBytes, s.fixedBytes))
+	}
+	if c.offset && len(c.aux) == cap(c.aux) {
+		c.aux = growTo(c.aux, b.predict(len(c.aux), 1, s.cfg.RowGroupBytes, s.fixedBytes))
+	}
+}
+
+// arenaRoom makes room for n more bytes in c's arena.
+func (s *Sink) arenaRoom(c *colBuf, n int) {
+	if cap(c.arena)-len(c.arena) < n {
+		c.arena = growTo(c.arena, s.fill.predict(len(c.arena), n, s.cfg.RowGroupBytes, s.fixedBytes))
+	}
+}
+
 func (c *colBuf) present() {
 	if c.optional {
 		c.def = append(c.def, 1)
@@ -278,11 +332,17 @@ func (c *colBuf) present() {
 
 func (s *Sink) fixed(col int, v uint64) {
 	c := &s.fill.cols[col]
+	if len(c.u64) == cap(c.u64) || (c.optional && len(c.def) == cap(c.def)) {
+		s.rowSlot(c)
+	}
 	c.u64 = append(c.u64, v)
 	c.present()
 }
 
 func (s *Sink) endArena(c *colBuf) {
+	if len(c.off) == cap(c.off) || (c.optional && len(c.def) == cap(c.def)) {
+		s.rowSlot(c)
+	}
 	c.off = append(c.off, len(c.arena))
 	c.present()
 }
@@ -295,6 +355,7 @@ func (s *Sink) Null(col int) {
 		s.fail(fmt.Errorf("parquet: NULL in column %q, which the source declared NOT NULL", c.name))
 		return
 	}
+	s.rowSlot(c)
 	c.def = append(c.def, 0)
 	if c.kind.isVar() {
 		c.off = append(c.off, len(c.arena))
@@ -605,8 +666,8 @@ func (s *Sink) BeginValue(col int, size int64) {
 		s.mismatch(col, "variable-length")
 	}
 	s.vstart = len(c.arena)
-	if size > 0 && size < 1<<30 && cap(c.arena)-len(c.arena) < int(size) {
-		c.arena = slices.Grow(c.arena, int(size))
+	if size > 0 && size < 1<<30 {
+		s.arenaRoom(c, int(size))
 	}
 }
 
@@ -616,7 +677,7 @@ func (s *Sink) Reserve(col int, n int) []byte {
 		return nil
 	}
 	c := &s.fill.cols[col]
-	c.arena = slices.Grow(c.arena, n)
+	s.arenaRoom(c, n)
 	return c.arena[len(c.arena) : len(c.arena)+n]
 }
 
@@ -630,6 +691,7 @@ func (s *Sink) Commit(col int, n int) {
 // Write appends a borrowed part.
 func (s *Sink) Write(col int, p []byte) {
 	c := &s.fill.cols[col]
+	s.arenaRoom(c, len(p))
 	c.arena = append(c.arena, p...)
 	s.fill.bytes += int64(len(p))
 }
@@ -708,6 +770,9 @@ func (s *Sink) full() (group, file bool) {
 func (s *Sink) Bytes(col int, p []byte) {
 	c := &s.fill.cols[col]
 	if c.kind == kString || c.kind == kBytes {
+		if cap(c.arena)-len(c.arena) < len(p) {
+			s.arenaRoom(c, len(p))
+		}
 		c.arena = append(c.arena, p...)
 		s.fill.bytes += int64(len(p))
 		s.endArena(c)

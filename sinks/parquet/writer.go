@@ -99,20 +99,10 @@ func (s *Sink) handoff() {
 		s.fill = s.free[n-1]
 		s.free = s.free[:n-1]
 	} else {
-		// size the new batch like the one just filled: it then never
-		// grows by doubling (no copying of a half-full row group)
-		nb := s.newBatch()
-		for i := range nb.cols {
-			c, o := &nb.cols[i], &b.cols[i]
-			c.u64 = make([]uint64, 0, headroom(len(o.u64)))
-			c.def = make([]uint8, 0, headroom(len(o.def)))
-			c.arena = make([]byte, 0, headroom(len(o.arena)))
-			c.off = make([]int, 0, headroom(len(o.off)))
-			c.aux = make([]int16, 0, headroom(len(o.aux)))
-			c.tarena = make([]byte, 0, headroom(len(o.tarena)))
-			c.toff = make([]int, 0, headroom(len(o.toff)))
-		}
-		s.fill = nb
+		// an empty batch: its columns grow straight to the predicted row
+		// group size once it holds predictFrom rows (sink.go), and nothing
+		// is allocated when no further row comes (the last handoff)
+		s.fill = s.newBatch()
 	}
 	// commit whatever already finished, releasing its memory early
 	for len(s.inflight) > 0 && s.err == nil {
