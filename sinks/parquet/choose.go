@@ -84,9 +84,9 @@ func sampleRows(n int) [][2]int {
 }
 
 // chooseEncodings decides the encoding of every leaf of the file schema
-// from batch b. The trials of different columns run on up to threads
-// goroutines.
-func (s *Sink) chooseEncodings(b *batch) []choice {
+// from the rows of batch b, for a row group of about rows rows. The trials
+// of different columns run on up to threads goroutines.
+func (s *Sink) chooseEncodings(b *batch, rows int) []choice {
 	nleaves := 0
 	for i := range b.cols {
 		if c := &b.cols[i]; c.leaf >= 0 {
@@ -127,7 +127,7 @@ func (s *Sink) chooseEncodings(b *batch) []choice {
 				}
 				c := &b.cols[jobs[j].col]
 				ls := sampleLeaf(c, jobs[j].part, ranges)
-				out[c.leaf+jobs[j].part] = s.chooseLeaf(ls, int(b.rows))
+				out[c.leaf+jobs[j].part] = s.chooseLeaf(ls, rows)
 			}
 		}()
 	}

@@ -83,13 +83,23 @@ type batch struct {
 	owner *pq.Writer
 	done  chan error
 
-	// encoding (encode.go): the row group's leaves, the next one to take,
-	// the goroutines still running and the first error
-	leaves  []leaf
-	next    atomic.Int32
-	running atomic.Int32
-	errMu   sync.Mutex
-	encErr  error
+	// encoding (encode.go): the job's snapshot of the columns and its
+	// rows, the leaves, the next one to take, the goroutines still running
+	// and the first error; rows sent to jobs so far and the batch's size
+	// then; whether the batch is streaming (its jobs started while it
+	// fills), and the token a finished non-final job leaves
+	snap      []colBuf
+	from, to  int
+	final     bool
+	leaves    []leaf
+	next      atomic.Int32
+	running   atomic.Int32
+	errMu     sync.Mutex
+	encErr    error
+	sent      int64
+	sentBytes int64
+	streaming bool
+	idle      chan struct{}
 }
 
 func (b *batch) reset() {
@@ -99,6 +109,7 @@ func (b *batch) reset() {
 		c.tarena, c.toff = c.tarena[:0], c.toff[:0]
 	}
 	b.rows, b.bytes, b.seq = 0, 0, 0
+	b.sent, b.sentBytes = 0, 0
 }
 
 // Sink writes one extract as Parquet. It is driven from one goroutine
@@ -112,6 +123,8 @@ type Sink struct {
 	codec compress.Codec
 	// threads is how many goroutines encode a row group's columns
 	threads int
+	// chunk is how many bytes of rows a streaming job takes (encode.go)
+	chunk int64
 
 	cols       []decode.Column
 	plans      []colPlan
@@ -122,18 +135,22 @@ type Sink struct {
 	free     []*batch
 	inflight []*batch
 
-	files    outfile.Set
-	cur      *outfile.File
-	cnt      outfile.Counter
-	bw       *bufio.Writer
-	w        *pq.Writer
-	enc      []choice // per leaf column, from the first batch
-	fileNo   int
-	fileRows int64
-	rotate   bool
+	files outfile.Set
+	cur   *outfile.File
+	cnt   outfile.Counter
+	bw    *bufio.Writer
+	w     *pq.Writer
+	enc   []choice // per leaf column, from the first batch
+	// groupRows, when not 0, is the predicted size of the row group whose
+	// first rows choose the encodings
+	groupRows int64
+	fileNo    int
+	fileRows  int64
+	rotate    bool
 
 	rows, bytesOut int64
 	groups         int64 // row groups handed to encoders
+	jobs           int64 // jobs streamed from batches being filled
 
 	variant bool  // a Variant call announced the next value's base type:
 	vscale  uint8 // its fractional second digits (DateTimeScale)
@@ -155,6 +172,14 @@ func New(c Config) (*Sink, error) {
 		return nil, err
 	}
 	s := &Sink{cfg: c, split: c.MaxRows > 0 || c.MaxBytes > 0, threads: runtime.GOMAXPROCS(0)}
+	// An eighth of a row group per job: the encoders start after the first
+	// eighth and stay about one chunk behind the decoder. Below 256 KiB a
+	// job costs more in goroutine hand-offs than it overlaps, and a single
+	// thread has nothing to overlap with: row groups then encode whole.
+	s.chunk = c.RowGroupBytes / 8
+	if s.chunk < 256<<10 || s.threads < 2 {
+		s.chunk = math.MaxInt64
+	}
 	switch c.Compression {
 	case "zstd":
 		s.codec = newZstdCodec(c.CompressionLevel)
@@ -252,7 +277,7 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 }
 
 func (s *Sink) newBatch() *batch {
-	b := &batch{cols: make([]colBuf, len(s.plans)), done: make(chan error, 1)}
+	b := &batch{cols: make([]colBuf, len(s.plans)), done: make(chan error, 1), idle: make(chan struct{}, 1)}
 	for i := range s.plans {
 		b.cols[i] = colBuf{colPlan: s.plans[i], scale: s.cols[i].Type.Scale, name: s.cols[i].Name}
 	}
@@ -745,8 +770,46 @@ func (s *Sink) EndRow() error {
 		if fileFull || s.rotate {
 			s.finishFile()
 		}
+	} else if s.buffered()-s.fill.sentBytes >= s.chunk {
+		s.stream()
 	}
 	return s.err
+}
+
+// stream sends the rows of the fill batch not yet sent to an encoding job,
+// unless its previous job is still running (then it tries again after an
+// eighth of a chunk). The first job of a run chooses the encodings from
+// the rows so far and starts the file.
+func (s *Sink) stream() {
+	b := s.fill
+	if b.streaming {
+		select {
+		case <-b.idle:
+		default:
+			b.sentBytes += s.chunk / 8
+			return
+		}
+	} else {
+		if s.w == nil {
+			// the row group will hold about this many rows
+			s.groupRows = b.rows * s.cfg.RowGroupBytes / max(s.buffered(), 1)
+			err := s.startFile(b)
+			s.groupRows = 0
+			if err != nil {
+				s.fail(err)
+				return
+			}
+		}
+		if b.owner != s.w {
+			b.rg = s.w.BeginRowGroup()
+			b.owner = s.w
+		}
+		b.encErr = nil
+		b.streaming = true
+	}
+	b.sentBytes = s.buffered()
+	b.startJob(s.threads, false)
+	s.jobs++
 }
 
 // buffered is the size of the fill batch: its arena values and the

@@ -42,7 +42,8 @@ func (s *Sink) startFile(b *batch) error {
 	s.fileRows = b.rows
 	s.rotate = false
 	if s.enc == nil {
-		s.enc = s.chooseEncodings(b)
+		rows := int(max(b.rows, s.groupRows))
+		s.enc = s.chooseEncodings(b, rows)
 	}
 	schema := buildSchema(s.info.Name, s.cols, s.plans, s.enc)
 	opts := []pq.WriterOption{schema,
@@ -232,6 +233,10 @@ func (s *Sink) Abort(ctx context.Context) error {
 	for len(s.inflight) > 0 {
 		<-s.inflight[0].done
 		s.inflight = s.inflight[1:]
+	}
+	if s.fill != nil && s.fill.streaming {
+		<-s.fill.idle
+		s.fill.streaming = false
 	}
 	s.w, s.cur = nil, nil
 	if s.err == nil {
