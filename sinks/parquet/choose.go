@@ -326,7 +326,7 @@ func (ls *leafSample) dictionary() (dict, idx []byte, distinct, half int) {
 				src[i] = uint64(v)
 			}
 		}
-		ids := make(map[uint64]int32, n/4)
+		ids := make(map[uint64]int32, n) // sized once: growing rehashes
 		var uniq []uint64
 		for i, v := range src {
 			if i == n/2 {
@@ -349,7 +349,7 @@ func (ls *leafSample) dictionary() (dict, idx []byte, distinct, half int) {
 			first.floats = uniq
 		}
 	} else {
-		ids := make(map[string]int32, n/4)
+		ids := make(map[string]int32, n)
 		first.offs = append(first.offs, 0)
 		for i := range n {
 			if i == n/2 {
