@@ -155,7 +155,7 @@ func sampleLeaf(c *colBuf, part int, ranges [][2]int) *leafSample {
 		arena, off = c.tarena, c.toff
 	}
 	switch {
-	case part == 1 || c.kind == kString || c.kind == kBytes || c.kind == kVariant:
+	case part == 1 || c.kind == kString || c.kind == kBytes || c.kind == kVariant || c.kind == kGeo:
 		ls.kind = pq.ByteArray
 	case c.kind.isVar() && c.kind != kVector:
 		ls.kind, ls.width = pq.FixedLenByteArray, c.fixedLen

@@ -194,8 +194,8 @@ func (b *batch) writeColumn(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 	switch c.kind {
 	case kVector:
 		return b.writeVector(sc, c, w)
-	case kDecFixed, kMoneyFixed, kUUID, kFixedBytes, kString, kBytes, kVariant:
-		fixedLen := c.kind != kString && c.kind != kBytes && c.kind != kVariant
+	case kDecFixed, kMoneyFixed, kUUID, kFixedBytes, kString, kBytes, kVariant, kGeo:
+		fixedLen := c.kind != kString && c.kind != kBytes && c.kind != kVariant && c.kind != kGeo
 		start := arenaStart(c.off, from)
 		for r := from; r < rows && err == nil; r++ {
 			end := c.off[r]

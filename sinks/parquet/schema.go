@@ -65,6 +65,7 @@ const (
 	kUUID
 	kString
 	kBytes
+	kGeo // geography or geometry in SQL Server's serialization, written as WKB
 	kFixedBytes
 	kVector
 	kVariant
@@ -73,7 +74,7 @@ const (
 // isVar reports kinds stored in the byte arena.
 func (k kind) isVar() bool {
 	switch k {
-	case kDecFixed, kMoneyFixed, kUUID, kString, kBytes, kFixedBytes, kVector, kVariant:
+	case kDecFixed, kMoneyFixed, kUUID, kString, kBytes, kFixedBytes, kVector, kVariant, kGeo:
 		return true
 	}
 	return false
@@ -208,7 +209,9 @@ func (cfg *Config) plan(c *decode.Column) colPlan {
 		} else {
 			set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY")
 		}
-	case decode.KindGeography, decode.KindGeometry, decode.KindHierarchyID, decode.KindUDT:
+	case decode.KindGeography, decode.KindGeometry:
+		set(kGeo, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY WKB (GeoParquet 1.1: geometry types and the CRS of the SRID in the file's geo metadata; M values dropped)")
+	case decode.KindHierarchyID, decode.KindUDT:
 		set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY ("+ti.UDTName+" bytes; WKB when the engine selects STAsBinary())")
 	case decode.KindVector:
 		set(kVector, pq.List(pq.Leaf(pq.FloatType)), "LIST<FLOAT>")

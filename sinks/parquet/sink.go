@@ -71,6 +71,8 @@ type colBuf struct {
 	aux    []int16  // datetimeoffset: the original offset in minutes
 	tarena []byte   // sql_variant: base type names, back to back
 	toff   []int    // sql_variant: end offset in tarena per row (NULL: empty)
+	// geography/geometry: the geometry types of the batch's values
+	geoTypes uint16
 }
 
 // batch is one row group being filled or encoded.
@@ -107,6 +109,7 @@ func (b *batch) reset() {
 		c := &b.cols[i]
 		c.u64, c.def, c.arena, c.off, c.aux = c.u64[:0], c.def[:0], c.arena[:0], c.off[:0], c.aux[:0]
 		c.tarena, c.toff = c.tarena[:0], c.toff[:0]
+		c.geoTypes = 0
 	}
 	b.rows, b.bytes, b.seq = 0, 0, 0
 	b.sent, b.sentBytes = 0, 0
@@ -157,6 +160,14 @@ type Sink struct {
 	vbin    bool  // whether it carries bytes
 	vnames  map[variantKey]string
 	vstart  int
+
+	// geography/geometry columns (geo.go), by source column: the SRID of
+	// the run (shared with partitions' sinks), the types in the current
+	// file; the parse and WKB buffers
+	geo     []geoColumn
+	fileGeo []uint16
+	clr     clrGeo
+	wkb     []byte
 
 	// hive partitioning (partition_by); nil part when not partitioning
 	part    *partitioner
@@ -264,6 +275,14 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 		}
 		if p.optional {
 			s.fixedBytes++
+		}
+	}
+	for i := range s.plans {
+		if s.plans[i].kind == kGeo {
+			if s.geo == nil {
+				s.geo = make([]geoColumn, len(cols))
+			}
+			s.geo[i] = geoColumn{name: cols[i].Name, geography: cols[i].Kind() == decode.KindGeography}
 		}
 	}
 	s.fill = s.newBatch()
@@ -686,7 +705,7 @@ func (s *Sink) variantText(col int, arena []byte) {
 func (s *Sink) BeginValue(col int, size int64) {
 	c := &s.fill.cols[col]
 	switch c.kind {
-	case kString, kBytes, kFixedBytes, kVector, kVariant:
+	case kString, kBytes, kFixedBytes, kVector, kVariant, kGeo:
 	default:
 		s.mismatch(col, "variable-length")
 	}
@@ -740,6 +759,10 @@ func (s *Sink) EndValue(col int) {
 	case kVector:
 		if n%4 != 0 {
 			s.fail(fmt.Errorf("parquet: column %q: vector value of %d bytes is not whole float32 elements", c.name, n))
+			return
+		}
+	case kGeo:
+		if !s.toWKB(col, c) {
 			return
 		}
 	case kVariant:

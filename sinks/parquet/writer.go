@@ -158,6 +158,14 @@ func (s *Sink) commit(encErr error) {
 		if _, err := b.rg.Commit(); err != nil {
 			s.fail(fmt.Errorf("parquet: write row group to %s: %w", s.cur.Final, err))
 		}
+		if s.geo != nil {
+			if s.fileGeo == nil {
+				s.fileGeo = make([]uint16, len(b.cols))
+			}
+			for i := range b.cols {
+				s.fileGeo[i] |= b.cols[i].geoTypes
+			}
+		}
 	}
 	b.trim()
 	b.reset()
@@ -176,6 +184,9 @@ func (s *Sink) finishFile() {
 	}
 	if s.w == nil || s.err != nil {
 		return
+	}
+	if s.geo != nil {
+		s.setGeoMetadata()
 	}
 	if err := s.w.Close(); err != nil {
 		s.fail(fmt.Errorf("parquet: close %s: %w", s.cur.Final, err))
