@@ -44,7 +44,7 @@ func runParquet(addr, shape string, reps int, set map[string]any) ([]Result, err
 		return nil, err
 	}
 	defer db.Close()
-	query := "SELECT * FROM dbo." + shape
+	query := "SELECT * FROM " + tableOf(shape)
 	sc, err := record(addr, func(p string) error { return tdsxQuery(p, query, &sumSink{}) })
 	if err != nil {
 		return nil, fmt.Errorf("recording: %w", err)
