@@ -505,6 +505,9 @@ func (s *Sink) Decimal(col int, v decode.Decimal) {
 			be[i] = byte(hi >> (56 - 8*i))
 			be[8+i] = byte(lo >> (56 - 8*i))
 		}
+		if cap(c.arena)-len(c.arena) < 16 {
+			s.arenaRoom(c, 16)
+		}
 		c.arena = append(c.arena, be[16-c.fixedLen:]...)
 		s.fill.bytes += int64(c.fixedLen)
 		s.endArena(c)
@@ -526,6 +529,9 @@ func (s *Sink) Money(col int, v int64) {
 		}
 		for i := 0; i < 8; i++ {
 			be[1+i] = byte(uint64(v) >> (56 - 8*i))
+		}
+		if cap(c.arena)-len(c.arena) < 16 {
+			s.arenaRoom(c, 16)
 		}
 		c.arena = append(c.arena, be[9-c.fixedLen:]...)
 		s.fill.bytes += int64(c.fixedLen)
@@ -645,6 +651,9 @@ func (s *Sink) GUID(col int, v decode.GUID) {
 	c := &s.fill.cols[col]
 	switch c.kind {
 	case kUUID:
+		if cap(c.arena)-len(c.arena) < 16 {
+			s.arenaRoom(c, 16)
+		}
 		c.arena = append(c.arena, v[:]...)
 		s.fill.bytes += 16
 		s.endArena(c)
