@@ -330,12 +330,18 @@ func growTo[T any](x []T, want int) []T {
 
 // predict is the capacity for a per-row column that holds n items, or an
 // arena of n bytes, when it must grow by need: the size the row group will
-// reach at the current bytes per row, plus 1/16.
-func (b *batch) predict(n, need int, rowGroupBytes, fixedBytes int64) int {
+// reach at the current bytes per row, or, when the source's row count is
+// known and the extract ends sooner, at the extract's last row; plus 1/16.
+func (s *Sink) predict(n, need int) int {
+	b := s.fill
 	want := max(2*n, n+need, 64)
 	if b.rows >= predictFrom {
-		held := b.bytes + b.rows*fixedBytes
-		if p := int(float64(n) * float64(rowGroupBytes) / float64(max(held, 1)) * 17 / 16); p >= n+need {
+		held := b.bytes + b.rows*s.fixedBytes
+		rows := float64(b.rows) * float64(s.cfg.RowGroupBytes) / float64(max(held, 1))
+		if est := s.info.EstimatedRows; est > 0 {
+			rows = min(rows, float64(b.rows+max(est-s.rows, 0)))
+		}
+		if p := int(float64(n)*rows/float64(b.rows)*17/16) + 64; p >= n+need {
 			want = max(p, n+n/8+need)
 		}
 	}
@@ -345,26 +351,25 @@ func (b *batch) predict(n, need int, rowGroupBytes, fixedBytes int64) int {
 // rowSlot makes room for one more row in every per-row slice of c that
 // is full (the u64 values, levels, offsets and companions).
 func (s *Sink) rowSlot(c *colBuf) {
-	b := s.fill
 	if c.kind.isVar() {
 		if len(c.off) == cap(c.off) {
-			c.off = growTo(c.off, b.predict(len(c.off), 1, s.cfg.RowGroupBytes, s.fixedBytes))
+			c.off = growTo(c.off, s.predict(len(c.off), 1))
 		}
 	} else if len(c.u64) == cap(c.u64) {
-		c.u64 = growTo(c.u64, b.predict(len(c.u64), 1, s.cfg.RowGroupBytes, s.fixedBytes))
+		c.u64 = growTo(c.u64, s.predict(len(c.u64), 1))
 	}
 	if c.optional && len(c.def) == cap(c.def) {
-		c.def = growTo(c.def, b.predict(len(c.def), 1, s.cfg.RowGroupBytes, s.fixedBytes))
+		c.def = growTo(c.def, s.predict(len(c.def), 1))
 	}
 	if c.offset && len(c.aux) == cap(c.aux) {
-		c.aux = growTo(c.aux, b.predict(len(c.aux), 1, s.cfg.RowGroupBytes, s.fixedBytes))
+		c.aux = growTo(c.aux, s.predict(len(c.aux), 1))
 	}
 }
 
 // arenaRoom makes room for n more bytes in c's arena.
 func (s *Sink) arenaRoom(c *colBuf, n int) {
 	if cap(c.arena)-len(c.arena) < n {
-		c.arena = growTo(c.arena, s.fill.predict(len(c.arena), n, s.cfg.RowGroupBytes, s.fixedBytes))
+		c.arena = growTo(c.arena, s.predict(len(c.arena), n))
 	}
 }
 
