@@ -20,6 +20,9 @@ func TestHarnessChecksumParity(t *testing.T) {
 		rows["dbo."+s] = 300
 	}
 	rows["dbo.lob"] = 50
+	for s := range tableShapes {
+		rows[s] = 300
+	}
 	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}), Encryption: tdsserver.EncryptNotSup})
 	if err != nil {
 		t.Fatal(err)
@@ -31,12 +34,12 @@ func TestHarnessChecksumParity(t *testing.T) {
 	}
 	// the parquet mode: tdsextract's Parquet sink and DuckDB's writer must
 	// write files that DuckDB reads back as the same rows
-	for _, shape := range []string{"lineitem", "temporal"} {
+	for _, shape := range []string{"lineitem", "temporal", "sales.orders"} {
 		rs, err := runParquet(srv.Addr(), shape, 3, nil)
 		if err != nil {
 			t.Fatalf("%s/parquet: %v", shape, err)
 		}
-		if len(rs) != 4 || rs[0].Rows != rows["dbo."+shape] || rs[0].FileBytes == 0 || rs[1].FileBytes == 0 {
+		if len(rs) != 4 || rs[0].Rows != rows[tableOf(shape)] || rs[0].FileBytes == 0 || rs[1].FileBytes == 0 {
 			t.Fatalf("%s/parquet: %+v", shape, rs)
 		}
 	}

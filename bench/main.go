@@ -109,6 +109,23 @@ var shapeRows = map[string]int64{
 	"poc48": 200000, "odbc5": 200000, "wide601": 3000, "lob": 20000, "temporal": 200000, "lineitem": 200000,
 }
 
+// tableShapes are sample tables shaped like the tables exports meet (the
+// parquet mode runs them, named schema.table): sales.orders has an
+// ascending identity key, a repeated customer key, order dates rising
+// with the key, a status of six values, a nullable city of a few dozen
+// and money amounts; sales.order_lines an ascending key, the order key
+// in runs, a product key of 200 values, small quantities, prices and
+// discounts.
+var tableShapes = map[string]int64{"sales.orders": 200000, "sales.order_lines": 200000}
+
+// tableOf is the table a shape is read from.
+func tableOf(shape string) string {
+	if strings.Contains(shape, ".") {
+		return shape
+	}
+	return "dbo." + shape
+}
+
 type leg struct {
 	name string
 	// run performs one timed repetition and returns the elapsed time, rows,
@@ -128,7 +145,7 @@ func main() {
 	var (
 		out     = flag.String("out", "bench/results/latest.json", "JSON results file")
 		md      = flag.String("md", "bench/results/latest.md", "also write the summary and the full markdown table here")
-		shapes  = flag.String("shapes", "poc48,odbc5,wide601,lob,temporal,lineitem", "shapes to run")
+		shapes  = flag.String("shapes", "poc48,odbc5,wide601,lob,temporal,lineitem", "shapes to run (the parquet mode also runs sales.orders and sales.order_lines, tables shaped like real ones)")
 		modes   = flag.String("modes", "memory,loopback", "memory, loopback, parquet (tdsextract's Parquet sink beside DuckDB's writer, parquet.go)")
 		reps    = flag.Int("reps", 9, "repetitions per leg (the first is discarded; at least 9)")
 		rowsF   = flag.Int64("rows", 0, "override the row count of every shape")
@@ -232,6 +249,12 @@ func main() {
 			n = *rowsF
 		}
 		rows["dbo."+s] = n
+	}
+	for s, n := range tableShapes {
+		if *rowsF > 0 {
+			n = *rowsF
+		}
+		rows[s] = n
 	}
 	addr := *server
 	if addr == "" {

@@ -44,7 +44,7 @@ func runParquet(addr, shape string, reps int, set map[string]any) ([]Result, err
 		return nil, err
 	}
 	defer db.Close()
-	query := "SELECT * FROM dbo." + shape
+	query := "SELECT * FROM " + tableOf(shape)
 	sc, err := record(addr, func(p string) error { return tdsxQuery(p, query, &sumSink{}) })
 	if err != nil {
 		return nil, fmt.Errorf("recording: %w", err)
@@ -68,6 +68,7 @@ func runParquet(addr, shape string, reps int, set map[string]any) ([]Result, err
 	procs := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(procs)
 
+	estRows := int64(-1)
 	ourFile := func(n int) string { return filepath.Join(tmp, fmt.Sprintf("tdsx%d.parquet", n)) }
 	duckFile := func(n int) string { return filepath.Join(tmp, fmt.Sprintf("duck%d.parquet", n)) }
 	tdsxLegFor := func(n int) leg {
@@ -92,7 +93,9 @@ func runParquet(addr, shape string, reps int, set map[string]any) ([]Result, err
 				return sample{}, err
 			}
 			ctx := context.Background()
-			if err := s.Open(ctx, sinks.ExtractInfo{Name: shape}); err != nil {
+			// the source's row count, as the engine passes it for a table
+			// from the catalog (the first run, which loads DuckDB, has none)
+			if err := s.Open(ctx, sinks.ExtractInfo{Name: shape, EstimatedRows: estRows}); err != nil {
 				return sample{}, err
 			}
 			w := startWatch()
@@ -130,9 +133,11 @@ func runParquet(addr, shape string, reps int, set map[string]any) ([]Result, err
 		}}
 	}
 	// DuckDB's table: the rows of tdsextract's file.
-	if _, err := tdsxLegFor(1).run(); err != nil {
+	first, err := tdsxLegFor(1).run()
+	if err != nil {
 		return nil, fmt.Errorf("leg tdsextract-parquet/1: %w", err)
 	}
+	estRows = first.rows
 	if _, err := db.Exec("CREATE TABLE t AS SELECT * FROM read_parquet(" + sqlQuote(ourFile(1)) + ")"); err != nil {
 		return nil, fmt.Errorf("duckdb load: %w", err)
 	}

@@ -89,6 +89,11 @@ type ColumnMapping struct {
 	Target string // the destination type, e.g. "DECIMAL(38,10)" or "timestamptz"
 	Lossy  bool
 	Why    string // when Lossy: what is lost and how to avoid it
+	// Note is something the user should know that loses nothing: what the
+	// output of these columns costs (memory, say) and which option changes
+	// it. A sink puts a note about the whole table on its first column;
+	// inspect prints every note under the table.
+	Note string
 }
 
 // Mapper is implemented by sinks that can describe their type mapping

@@ -176,6 +176,9 @@ func inspectTable(ctx context.Context, w io.Writer, conn *session.Conn, ex *engi
 		line := fmt.Sprintf("  %d\t%s\t%s\t%s", i+1, c.Name, typ, null)
 		for _, m := range maps {
 			mp := m.m[i]
+			if mp.Note != "" {
+				notes = append(notes, fmt.Sprintf("  %s -> %s: %s", tab.Name, m.name, mp.Note))
+			}
 			cell := mp.Target
 			if mp.Lossy {
 				cell += " (LOSSY)"

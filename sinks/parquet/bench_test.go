@@ -5,6 +5,7 @@ import (
 	"io"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,6 +186,53 @@ func BenchmarkParquetGenericWriter(b *testing.B) {
 			}
 			b.StopTimer()
 			sinktest.ReportRate(b, float64(b.N)*float64(sh.block), cpu0)
+		})
+	}
+}
+
+// BenchmarkParquetRun is one whole extract per iteration, as the bench
+// harness's parquet mode times it: a fresh sink with the default options,
+// the rows decoded from pre-encoded TDS bytes, the encodings chosen on the
+// first row group, the file published. It is the one to profile:
+//
+//	go test ./sinks/parquet/ -run '^$' -bench Run/lineitem -benchtime 5x -cpuprofile /tmp/cpu.out
+func BenchmarkParquetRun(b *testing.B) {
+	runs := []struct {
+		name string
+		rows int64
+	}{{"lineitem", 200000}, {"temporal", 200000}, {"poc48", 200000}, {"wide601", 10000}, {"sales.orders", 200000}, {"sales.order_lines", 200000}}
+	db := sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{"poc48": 1 << 40, "wide601": 1 << 40, "temporal": 1 << 40, "lineitem": 1 << 40,
+		"sales.orders": 200000, "sales.order_lines": 200000}})
+	for _, sh := range runs {
+		b.Run(sh.name, func(b *testing.B) {
+			schema, name, ok := strings.Cut(sh.name, ".")
+			if !ok {
+				schema, name = "dbo", sh.name
+			}
+			tb, _ := db.Table(schema, name)
+			buf := decode.AppendColMetadata(nil, tb.Columns)
+			buf = tb.AppendRows(buf, 0, sh.rows, false)
+			dir := b.TempDir()
+			b.SetBytes(int64(len(buf)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := sinktest.CPUTime()
+			for i := 0; i < b.N; i++ {
+				s, err := New(Config{Path: dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx := context.Background()
+				_ = s.Open(ctx, sinks.ExtractInfo{Name: sh.name, EstimatedRows: sh.rows}) // as the engine passes the catalog's count
+				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
+				_ = st.SetSink(s)
+				sinktest.Feed(b, st, buf)
+				if _, err := s.Publish(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			sinktest.ReportRate(b, float64(b.N)*float64(sh.rows), cpu0)
 		})
 	}
 }

@@ -84,9 +84,9 @@ func sampleRows(n int) [][2]int {
 }
 
 // chooseEncodings decides the encoding of every leaf of the file schema
-// from batch b. The trials of different columns run on up to threads
-// goroutines.
-func (s *Sink) chooseEncodings(b *batch) []choice {
+// from the rows of batch b, for a row group of about rows rows. The trials
+// of different columns run on up to threads goroutines.
+func (s *Sink) chooseEncodings(b *batch, rows int) []choice {
 	nleaves := 0
 	for i := range b.cols {
 		if c := &b.cols[i]; c.leaf >= 0 {
@@ -127,7 +127,7 @@ func (s *Sink) chooseEncodings(b *batch) []choice {
 				}
 				c := &b.cols[jobs[j].col]
 				ls := sampleLeaf(c, jobs[j].part, ranges)
-				out[c.leaf+jobs[j].part] = s.chooseLeaf(ls, int(b.rows))
+				out[c.leaf+jobs[j].part] = s.chooseLeaf(ls, rows)
 			}
 		}()
 	}
@@ -155,7 +155,7 @@ func sampleLeaf(c *colBuf, part int, ranges [][2]int) *leafSample {
 		arena, off = c.tarena, c.toff
 	}
 	switch {
-	case part == 1 || c.kind == kString || c.kind == kBytes || c.kind == kVariant:
+	case part == 1 || c.kind == kString || c.kind == kBytes || c.kind == kVariant || c.kind == kGeo:
 		ls.kind = pq.ByteArray
 	case c.kind.isVar() && c.kind != kVector:
 		ls.kind, ls.width = pq.FixedLenByteArray, c.fixedLen
@@ -326,7 +326,7 @@ func (ls *leafSample) dictionary() (dict, idx []byte, distinct, half int) {
 				src[i] = uint64(v)
 			}
 		}
-		ids := make(map[uint64]int32, n/4)
+		ids := make(map[uint64]int32, n) // sized once: growing rehashes
 		var uniq []uint64
 		for i, v := range src {
 			if i == n/2 {
@@ -349,7 +349,7 @@ func (ls *leafSample) dictionary() (dict, idx []byte, distinct, half int) {
 			first.floats = uniq
 		}
 	} else {
-		ids := make(map[string]int32, n/4)
+		ids := make(map[string]int32, n)
 		first.offs = append(first.offs, 0)
 		for i := range n {
 			if i == n/2 {

@@ -13,10 +13,19 @@
 // them into the row group's column writers and flushing (encoding and
 // compressing) their pages, while decoding fills the next batch; finished
 // row groups are committed to the file in order by the sink's goroutine.
-// Up to `parallel` row groups encode at once.
+// Up to `parallel` row groups encode at once. With two or more CPUs a
+// batch is also encoded while it fills: every eighth of row_group_bytes
+// the rows not yet sent go to such a job (encode.go), so even a table of
+// one row group keeps both cores busy, and the handoff only sends the
+// rest. Where a run's CPU goes (BenchmarkParquetRun, temporal, profiled):
+// about a quarter decoding into the batch, a fifth zstd, an eighth the
+// encoding trials of the first batch; building the parquet.Values is
+// under a tenth, so parquet-go's typed column-buffer writes would save
+// little of it.
 //
 // Encodings (choose.go): every column's encoding is chosen by trial on a
-// sample of the run's first batch (8 runs of consecutive rows): PLAIN,
+// sample of the run's first rows (8 runs of consecutive rows over the first
+// job's eighth of a row group, or the whole first batch): PLAIN,
 // RLE_DICTIONARY, DELTA_BINARY_PACKED (integers, dates, timestamps),
 // BYTE_STREAM_SPLIT (floats) and DELTA_LENGTH_BYTE_ARRAY (byte arrays)
 // are applied and compressed, and the smallest, scaled to the row group,
@@ -27,8 +36,8 @@
 // always on (codec.go).
 //
 // Memory bound: (parallel + 1) batches of about row_group_bytes each
-// (batches are sized from the previous row group plus 1/8 headroom and
-// reused; the first one grows by doubling and is trimmed after use), plus
+// (a batch's columns grow straight to the row group size predicted from
+// its first rows, plus 1/16, and batches are reused), plus
 // the compressed pages of the row groups in flight (at most their
 // uncompressed size) and one page buffer (page_bytes) per column per
 // encoding row group. With the defaults on a 2-core machine (parallel 1)
@@ -57,8 +66,9 @@
 // column "<name>__offset_minutes" right after it with the original
 // offset; uniqueidentifier UUID (RFC byte order);
 // char/varchar/text/nchar/nvarchar/ntext/xml STRING; json
-// JSON; binary(n) and rowversion FIXED_LEN_BYTE_ARRAY(n); varbinary, image
-// and UDTs BYTE_ARRAY; vector LIST<FLOAT>; sql_variant STRING holding the
+// JSON; binary(n) and rowversion FIXED_LEN_BYTE_ARRAY(n); varbinary, image,
+// hierarchyid and other UDTs BYTE_ARRAY; geography and geometry, when they
+// arrive raw, BYTE_ARRAY WKB with GeoParquet 1.1 metadata (geo.go); vector LIST<FLOAT>; sql_variant STRING holding the
 // text of its base value. Columns keep the source's names and order;
 // nullable source columns are OPTIONAL, the others REQUIRED.
 //

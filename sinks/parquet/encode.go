@@ -32,26 +32,39 @@ type scratch struct{ vals []pq.Value }
 
 var scratches = sync.Pool{New: func() any { return &scratch{vals: make([]pq.Value, 0, valueChunk)} }}
 
-// encode starts encoding the batch into its row group's column writers:
-// the leaves (largest first) are shared out to up to threads goroutines,
-// each writing whole columns (values, encoding, compression of their
-// pages), and the last to finish reports on b.done. Column writers of one
-// row group are independent; the row group is committed to the file later,
+// Encoding runs in jobs. A job writes rows [from, to) of every leaf of a
+// batch into the row group's column writers: the leaves (largest first)
+// are shared out to up to threads goroutines, each writing whole leaves
+// (values, encoding, compression of the pages that fill). A batch being
+// filled is streamed: every chunkBytes of rows, when the previous job has
+// finished, the next rows go to a job, so the encoders work while the
+// decoder fills the rest of the row group (a job reads a snapshot of the
+// columns' slice headers: the decoder only appends past it). The final
+// job, at handoff, writes the rest and flushes every leaf's last page, and
+// the last goroutine to finish it reports on b.done. Column writers of one
+// row group are independent; row groups are committed to the file later,
 // in order, by the sink's goroutine.
-func (b *batch) encode(threads int) {
+
+// startJob encodes rows [b.sent, b.rows) of b. The caller owns b.idle's
+// token (no job of b is running).
+func (b *batch) startJob(threads int, final bool) {
+	b.snap = append(b.snap[:0], b.cols...)
+	b.from, b.to, b.final = int(b.sent), int(b.rows), final
+	b.sent = b.rows
 	b.leaves = b.leaves[:0]
-	for i := range b.cols {
-		c := &b.cols[i]
+	rows := int64(b.to - b.from)
+	for i := range b.snap {
+		c := &b.snap[i]
 		if c.leaf < 0 { // a partition column kept out of the files
 			continue
 		}
-		cost := int64(len(c.arena)) + 8*b.rows
+		cost := int64(len(c.arena)) + 8*rows
 		b.leaves = append(b.leaves, leaf{col: i, part: partValue, cost: cost})
 		if c.offset {
-			b.leaves = append(b.leaves, leaf{col: i, part: partOffset, cost: 2 * b.rows})
+			b.leaves = append(b.leaves, leaf{col: i, part: partOffset, cost: 2 * rows})
 		}
 		if c.vtype {
-			b.leaves = append(b.leaves, leaf{col: i, part: partType, cost: int64(len(c.tarena)) + 8*b.rows})
+			b.leaves = append(b.leaves, leaf{col: i, part: partType, cost: int64(len(c.tarena)) + 8*rows})
 		}
 	}
 	slices.SortStableFunc(b.leaves, func(x, y leaf) int {
@@ -66,10 +79,21 @@ func (b *batch) encode(threads int) {
 	n := max(1, min(threads, len(b.leaves)))
 	b.next.Store(0)
 	b.running.Store(int32(n))
-	b.encErr = nil
 	for range n {
 		go b.encodeLeaves()
 	}
+}
+
+// encode starts the final job of a batch that was not streamed (or the
+// rest of one that was, sent after waiting for its running job).
+func (b *batch) encode(threads int) {
+	if b.streaming {
+		<-b.idle
+	} else {
+		b.encErr = nil
+	}
+	b.streaming = false
+	b.startJob(threads, true)
 }
 
 func (b *batch) encodeLeaves() {
@@ -90,7 +114,12 @@ func (b *batch) encodeLeaves() {
 		}
 		scratches.Put(sc)
 		if b.running.Add(-1) == 0 {
-			b.done <- b.encErr
+			if b.final {
+				clear(b.snap) // drop the references to old column arrays
+				b.done <- b.encErr
+			} else {
+				b.idle <- struct{}{}
+			}
 		}
 	}()
 	cws := b.rg.ColumnWriters()
@@ -100,7 +129,7 @@ func (b *batch) encodeLeaves() {
 			return
 		}
 		l := b.leaves[j]
-		c := &b.cols[l.col]
+		c := &b.snap[l.col]
 		name := c.name
 		var w *pq.ColumnWriter
 		switch l.part {
@@ -114,7 +143,7 @@ func (b *batch) encodeLeaves() {
 			w, name = cws[c.leaf+1], c.name+"__type"
 			err = b.writeTypes(sc, c, w)
 		}
-		if err == nil {
+		if err == nil && b.final {
 			// compress the column's last page here, in parallel, not in
 			// the sequential row group flush
 			err = w.Flush()
@@ -155,7 +184,7 @@ func (sc *scratch) add(w *pq.ColumnWriter, v pq.Value) error {
 // writeColumn writes a column's values. The loop is chosen once per
 // column by its physical representation; a row costs one Value.
 func (b *batch) writeColumn(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
-	rows := int(b.rows)
+	from, rows := b.from, b.to
 	def := int(0)
 	if c.optional {
 		def = 1
@@ -165,10 +194,10 @@ func (b *batch) writeColumn(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 	switch c.kind {
 	case kVector:
 		return b.writeVector(sc, c, w)
-	case kDecFixed, kMoneyFixed, kUUID, kFixedBytes, kString, kBytes, kVariant:
-		fixedLen := c.kind != kString && c.kind != kBytes && c.kind != kVariant
-		start := 0
-		for r := 0; r < rows && err == nil; r++ {
+	case kDecFixed, kMoneyFixed, kUUID, kFixedBytes, kString, kBytes, kVariant, kGeo:
+		fixedLen := c.kind != kString && c.kind != kBytes && c.kind != kVariant && c.kind != kGeo
+		start := arenaStart(c.off, from)
+		for r := from; r < rows && err == nil; r++ {
 			end := c.off[r]
 			v := pq.Value{}
 			if present(r) {
@@ -183,7 +212,7 @@ func (b *batch) writeColumn(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 			err = sc.add(w, v)
 		}
 	case kBool:
-		for r := 0; r < rows && err == nil; r++ {
+		for r := from; r < rows && err == nil; r++ {
 			v := pq.Value{}
 			if present(r) {
 				v = pq.BooleanValue(c.u64[r] != 0)
@@ -192,7 +221,7 @@ func (b *batch) writeColumn(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 			err = sc.add(w, v)
 		}
 	case kInt32, kDecInt32, kDate:
-		for r := 0; r < rows && err == nil; r++ {
+		for r := from; r < rows && err == nil; r++ {
 			v := pq.Value{}
 			if present(r) {
 				v = pq.Int32Value(int32(c.u64[r]))
@@ -201,7 +230,7 @@ func (b *batch) writeColumn(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 			err = sc.add(w, v)
 		}
 	case kFloat:
-		for r := 0; r < rows && err == nil; r++ {
+		for r := from; r < rows && err == nil; r++ {
 			v := pq.Value{}
 			if present(r) {
 				v = pq.FloatValue(math.Float32frombits(uint32(c.u64[r])))
@@ -210,7 +239,7 @@ func (b *batch) writeColumn(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 			err = sc.add(w, v)
 		}
 	case kDouble:
-		for r := 0; r < rows && err == nil; r++ {
+		for r := from; r < rows && err == nil; r++ {
 			v := pq.Value{}
 			if present(r) {
 				v = pq.DoubleValue(math.Float64frombits(c.u64[r]))
@@ -219,7 +248,7 @@ func (b *batch) writeColumn(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 			err = sc.add(w, v)
 		}
 	default: // every INT64-backed kind
-		for r := 0; r < rows && err == nil; r++ {
+		for r := from; r < rows && err == nil; r++ {
 			v := pq.Value{}
 			if present(r) {
 				v = pq.Int64Value(int64(c.u64[r]))
@@ -241,8 +270,8 @@ func (b *batch) writeVector(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 	if c.optional {
 		base = 1
 	}
-	start := 0
-	for r := 0; r < int(b.rows); r++ {
+	start := arenaStart(c.off, b.from)
+	for r := b.from; r < b.to; r++ {
 		end := c.off[r]
 		switch {
 		case c.optional && c.def[r] == 0:
@@ -274,7 +303,7 @@ func (b *batch) writeVector(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 }
 
 func (b *batch) writeOffsets(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
-	for r := 0; r < int(b.rows); r++ {
+	for r := b.from; r < b.to; r++ {
 		v := pq.Value{}
 		if !c.optional || c.def[r] != 0 {
 			v = pq.Int32Value(int32(c.aux[r]))
@@ -290,8 +319,8 @@ func (b *batch) writeOffsets(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 }
 
 func (b *batch) writeTypes(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
-	start := 0
-	for r := 0; r < int(b.rows); r++ {
+	start := arenaStart(c.toff, b.from)
+	for r := b.from; r < b.to; r++ {
 		end := c.toff[r]
 		v := pq.Value{}
 		if end != start {
@@ -304,4 +333,13 @@ func (b *batch) writeTypes(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 		}
 	}
 	return sc.flush(w)
+}
+
+// arenaStart is where row r's value starts in an arena whose row ends are
+// off.
+func arenaStart(off []int, r int) int {
+	if r == 0 {
+		return 0
+	}
+	return off[r-1]
 }

@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/hex"
@@ -126,6 +127,9 @@ func want(p colPlan, c *decode.Column, part uint8, v any) string {
 	case string:
 		return "s:" + x
 	case []byte:
+		if p.kind == kGeo {
+			return sampleGeoWKT(x)
+		}
 		if p.kind == kFixedBytes {
 			b := make([]byte, p.fixedLen)
 			copy(b, x)
@@ -198,6 +202,9 @@ func arrowCanon(a arrow.Array, i int, p colPlan) string {
 	case *array.Binary:
 		if p.kind == kString { // json: arrow-go reads the JSON type as bytes
 			return "s:" + string(a.Value(i))
+		}
+		if p.kind == kGeo {
+			return geoCanon(a.Value(i))
 		}
 		return "x:" + hex.EncodeToString(a.Value(i))
 	case *array.List:
@@ -272,6 +279,9 @@ func duckCanon(v any, p colPlan) string {
 		}
 		if p.kind == kString {
 			return "s:" + string(x)
+		}
+		if p.kind == kGeo {
+			return geoCanon(x)
 		}
 		return "x:" + hex.EncodeToString(x)
 	case []any:
@@ -445,4 +455,25 @@ func TestParquetSampleDB(t *testing.T) {
 			}
 		})
 	}
+}
+
+// geoCanon is a WKB value as WKT, read by the tests' own WKB reader.
+func geoCanon(b []byte) string {
+	w, err := wkbText(b)
+	if err != nil {
+		return "bad WKB: " + err.Error()
+	}
+	return "g:" + w
+}
+
+// sampleGeoWKT is the WKT of a sample database spatial value (its points,
+// as sampledb documents them).
+func sampleGeoWKT(b []byte) string {
+	switch {
+	case bytes.Equal(b, sampledb.GeographyPoint):
+		return "g:POINT (-122.349 47.651)"
+	case bytes.Equal(b, sampledb.GeometryPoint):
+		return "g:POINT (1 2)"
+	}
+	return "unknown sample spatial value " + hex.EncodeToString(b)
 }

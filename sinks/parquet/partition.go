@@ -322,6 +322,7 @@ func (b *batch) appendRow(src *batch) {
 		if d.offset {
 			d.aux = append(d.aux, c.aux[0])
 		}
+		d.geoTypes |= c.geoTypes
 		if d.vtype {
 			d.tarena = append(d.tarena, c.tarena...)
 			d.toff = append(d.toff, len(d.tarena))
@@ -346,7 +347,7 @@ func (s *Sink) newPartition() *partition {
 	cfg := s.cfg
 	cfg.PartitionBy = nil
 	c := &Sink{cfg: cfg, info: s.info, split: true, codec: s.codec, threads: s.threads, cols: s.cols, plans: pt.cplans,
-		started: true, fixedBytes: s.fixedBytes, partDir: dir}
+		started: true, fixedBytes: s.fixedBytes, partDir: dir, geo: s.geo}
 	p := &partition{sink: c, dir: dir}
 	pt.parts[string(pt.key)] = p
 	pt.byDir[dir] = p

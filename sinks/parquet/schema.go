@@ -65,6 +65,7 @@ const (
 	kUUID
 	kString
 	kBytes
+	kGeo // geography or geometry in SQL Server's serialization, written as WKB
 	kFixedBytes
 	kVector
 	kVariant
@@ -73,7 +74,7 @@ const (
 // isVar reports kinds stored in the byte arena.
 func (k kind) isVar() bool {
 	switch k {
-	case kDecFixed, kMoneyFixed, kUUID, kString, kBytes, kFixedBytes, kVector, kVariant:
+	case kDecFixed, kMoneyFixed, kUUID, kString, kBytes, kFixedBytes, kVector, kVariant, kGeo:
 		return true
 	}
 	return false
@@ -208,7 +209,9 @@ func (cfg *Config) plan(c *decode.Column) colPlan {
 		} else {
 			set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY")
 		}
-	case decode.KindGeography, decode.KindGeometry, decode.KindHierarchyID, decode.KindUDT:
+	case decode.KindGeography, decode.KindGeometry:
+		set(kGeo, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY WKB (GeoParquet 1.1: geometry types and the CRS of the SRID in the file's geo metadata; M values dropped)")
+	case decode.KindHierarchyID, decode.KindUDT:
 		set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY ("+ti.UDTName+" bytes; WKB when the engine selects STAsBinary())")
 	case decode.KindVector:
 		set(kVector, pq.List(pq.Leaf(pq.FloatType)), "LIST<FLOAT>")
@@ -240,9 +243,12 @@ func (s *Sink) Mapping(cols []decode.Column) []sinks.ColumnMapping { return s.cf
 // applied).
 func (cfg *Config) mapping(cols []decode.Column) []sinks.ColumnMapping {
 	out := make([]sinks.ColumnMapping, len(cols))
+	if len(cols) > 0 {
+		out[0].Note = cfg.memoryNote(cols)
+	}
 	for i := range cols {
 		p := cfg.plan(&cols[i])
-		out[i] = sinks.ColumnMapping{Target: p.target, Lossy: p.lossy != "", Why: p.lossy}
+		out[i].Target, out[i].Lossy, out[i].Why = p.target, p.lossy != "", p.lossy
 		if p.kind == kTSNanos || p.kind == kDTONanos {
 			out[i].Why = "TIMESTAMP NANOS covers 1677-09-21 .. 2262-04-11 only: a value outside fails the run (timestamp_unit: micros covers every date)"
 		}
@@ -303,4 +309,34 @@ func buildSchema(name string, cols []decode.Column, plans []colPlan, enc []choic
 		}
 	}
 	return pq.NewSchema(name, g)
+}
+
+// memoryNote says what a run over cols costs in memory with cfg, and how
+// to lower it: (parallel+2) row groups' worth (the batch being filled,
+// the ones encoding, and the encoders' pages), however wide the table,
+// since a wide table's row groups hold fewer rows.
+func (cfg *Config) memoryNote(cols []decode.Column) string {
+	c := *cfg
+	c.applyDefaults()
+	var row int64 // bytes a row holds in a batch at least
+	for i := range cols {
+		p := c.plan(&cols[i])
+		row += 8 + int64(p.fixedLen)
+		if p.optional {
+			row++
+		}
+		if p.offset {
+			row += 2
+		}
+	}
+	n := int64(c.Parallel + 2)
+	note := fmt.Sprintf("memory: about %s (%d × row_group_bytes %s: the row group being filled, %d encoding, their pages); a row holds at least %d bytes, so a row group has at most %d rows",
+		sinks.FormatSize(n*c.RowGroupBytes), n, sinks.FormatSize(c.RowGroupBytes), c.Parallel, row, c.RowGroupBytes/max(row, 1))
+	if len(c.PartitionBy) > 0 {
+		note += fmt.Sprintf(", plus up to partition_buffer_bytes %s buffered across the open partitions", sinks.FormatSize(c.PartitionBufferBytes))
+	}
+	if lower := c.RowGroupBytes / 4; lower >= 1<<20 {
+		note += fmt.Sprintf("; to lower it, --set parquet.row_group_bytes=%s (about %s)", sinks.FormatSize(lower), sinks.FormatSize(n*lower))
+	}
+	return note
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,6 +72,8 @@ type colBuf struct {
 	aux    []int16  // datetimeoffset: the original offset in minutes
 	tarena []byte   // sql_variant: base type names, back to back
 	toff   []int    // sql_variant: end offset in tarena per row (NULL: empty)
+	// geography/geometry: the geometry types of the batch's values
+	geoTypes uint16
 }
 
 // batch is one row group being filled or encoded.
@@ -85,13 +86,23 @@ type batch struct {
 	owner *pq.Writer
 	done  chan error
 
-	// encoding (encode.go): the row group's leaves, the next one to take,
-	// the goroutines still running and the first error
-	leaves  []leaf
-	next    atomic.Int32
-	running atomic.Int32
-	errMu   sync.Mutex
-	encErr  error
+	// encoding (encode.go): the job's snapshot of the columns and its
+	// rows, the leaves, the next one to take, the goroutines still running
+	// and the first error; rows sent to jobs so far and the batch's size
+	// then; whether the batch is streaming (its jobs started while it
+	// fills), and the token a finished non-final job leaves
+	snap      []colBuf
+	from, to  int
+	final     bool
+	leaves    []leaf
+	next      atomic.Int32
+	running   atomic.Int32
+	errMu     sync.Mutex
+	encErr    error
+	sent      int64
+	sentBytes int64
+	streaming bool
+	idle      chan struct{}
 }
 
 func (b *batch) reset() {
@@ -99,8 +110,10 @@ func (b *batch) reset() {
 		c := &b.cols[i]
 		c.u64, c.def, c.arena, c.off, c.aux = c.u64[:0], c.def[:0], c.arena[:0], c.off[:0], c.aux[:0]
 		c.tarena, c.toff = c.tarena[:0], c.toff[:0]
+		c.geoTypes = 0
 	}
 	b.rows, b.bytes, b.seq = 0, 0, 0
+	b.sent, b.sentBytes = 0, 0
 }
 
 // Sink writes one extract as Parquet. It is driven from one goroutine
@@ -114,6 +127,8 @@ type Sink struct {
 	codec compress.Codec
 	// threads is how many goroutines encode a row group's columns
 	threads int
+	// chunk is how many bytes of rows a streaming job takes (encode.go)
+	chunk int64
 
 	cols       []decode.Column
 	plans      []colPlan
@@ -124,24 +139,36 @@ type Sink struct {
 	free     []*batch
 	inflight []*batch
 
-	files    outfile.Set
-	cur      *outfile.File
-	cnt      outfile.Counter
-	bw       *bufio.Writer
-	w        *pq.Writer
-	enc      []choice // per leaf column, from the first batch
-	fileNo   int
-	fileRows int64
-	rotate   bool
+	files outfile.Set
+	cur   *outfile.File
+	cnt   outfile.Counter
+	bw    *bufio.Writer
+	w     *pq.Writer
+	enc   []choice // per leaf column, from the first batch
+	// groupRows, when not 0, is the predicted size of the row group whose
+	// first rows choose the encodings
+	groupRows int64
+	fileNo    int
+	fileRows  int64
+	rotate    bool
 
 	rows, bytesOut int64
 	groups         int64 // row groups handed to encoders
+	jobs           int64 // jobs streamed from batches being filled
 
 	variant bool  // a Variant call announced the next value's base type:
 	vscale  uint8 // its fractional second digits (DateTimeScale)
 	vbin    bool  // whether it carries bytes
 	vnames  map[variantKey]string
 	vstart  int
+
+	// geography/geometry columns (geo.go), by source column: the SRID of
+	// the run (shared with partitions' sinks), the types in the current
+	// file; the parse and WKB buffers
+	geo     []geoColumn
+	fileGeo []uint16
+	clr     clrGeo
+	wkb     []byte
 
 	// hive partitioning (partition_by); nil part when not partitioning
 	part    *partitioner
@@ -157,6 +184,14 @@ func New(c Config) (*Sink, error) {
 		return nil, err
 	}
 	s := &Sink{cfg: c, split: c.MaxRows > 0 || c.MaxBytes > 0, threads: runtime.GOMAXPROCS(0)}
+	// An eighth of a row group per job: the encoders start after the first
+	// eighth and stay about one chunk behind the decoder. Below 256 KiB a
+	// job costs more in goroutine hand-offs than it overlaps, and a single
+	// thread has nothing to overlap with: row groups then encode whole.
+	s.chunk = c.RowGroupBytes / 8
+	if s.chunk < 256<<10 || s.threads < 2 {
+		s.chunk = math.MaxInt64
+	}
 	switch c.Compression {
 	case "zstd":
 		s.codec = newZstdCodec(c.CompressionLevel)
@@ -247,6 +282,14 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 			s.fixedBytes++
 		}
 	}
+	for i := range s.plans {
+		if s.plans[i].kind == kGeo {
+			if s.geo == nil {
+				s.geo = make([]geoColumn, len(cols))
+			}
+			s.geo[i] = geoColumn{name: cols[i].Name, geography: cols[i].Kind() == decode.KindGeography}
+		}
+	}
 	s.fill = s.newBatch()
 	if len(s.cfg.PartitionBy) > 0 {
 		if err := s.initPartitions(); err != nil {
@@ -258,7 +301,7 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 }
 
 func (s *Sink) newBatch() *batch {
-	b := &batch{cols: make([]colBuf, len(s.plans)), done: make(chan error, 1)}
+	b := &batch{cols: make([]colBuf, len(s.plans)), done: make(chan error, 1), idle: make(chan struct{}, 1)}
 	for i := range s.plans {
 		b.cols[i] = colBuf{colPlan: s.plans[i], scale: s.cols[i].Type.Scale, name: s.cols[i].Name}
 	}
@@ -275,6 +318,66 @@ func (s *Sink) mismatch(col int, call string) {
 	s.fail(fmt.Errorf("parquet: column %d %q: unexpected %s value for its planned type", col+1, name, call))
 }
 
+// Growth. A batch's columns grow to the size the row group will reach,
+// predicted from the rows so far, instead of by doubling: the first batch
+// of a run (and of every partition) would otherwise copy each column about
+// once more in total and keep up to twice its size allocated. Below
+// predictFrom rows, or when the prediction is not larger, a column grows
+// by doubling (at least 1/8) as append does.
+const predictFrom = 1024
+
+// growTo returns x with capacity want (> len(x)), its items copied.
+func growTo[T any](x []T, want int) []T {
+	n := make([]T, len(x), want)
+	copy(n, x)
+	return n
+}
+
+// predict is the capacity for a per-row column that holds n items, or an
+// arena of n bytes, when it must grow by need: the size the row group will
+// reach at the current bytes per row, or, when the source's row count is
+// known and the extract ends sooner, at the extract's last row; plus 1/16.
+func (s *Sink) predict(n, need int) int {
+	b := s.fill
+	want := max(2*n, n+need, 64)
+	if b.rows >= predictFrom {
+		held := b.bytes + b.rows*s.fixedBytes
+		rows := float64(b.rows) * float64(s.cfg.RowGroupBytes) / float64(max(held, 1))
+		if est := s.info.EstimatedRows; est > 0 {
+			rows = min(rows, float64(b.rows+max(est-s.rows, 0)))
+		}
+		if p := int(float64(n)*rows/float64(b.rows)*17/16) + 64; p >= n+need {
+			want = max(p, n+n/8+need)
+		}
+	}
+	return want
+}
+
+// rowSlot makes room for one more row in every per-row slice of c that
+// is full (the u64 values, levels, offsets and companions).
+func (s *Sink) rowSlot(c *colBuf) {
+	if c.kind.isVar() {
+		if len(c.off) == cap(c.off) {
+			c.off = growTo(c.off, s.predict(len(c.off), 1))
+		}
+	} else if len(c.u64) == cap(c.u64) {
+		c.u64 = growTo(c.u64, s.predict(len(c.u64), 1))
+	}
+	if c.optional && len(c.def) == cap(c.def) {
+		c.def = growTo(c.def, s.predict(len(c.def), 1))
+	}
+	if c.offset && len(c.aux) == cap(c.aux) {
+		c.aux = growTo(c.aux, s.predict(len(c.aux), 1))
+	}
+}
+
+// arenaRoom makes room for n more bytes in c's arena.
+func (s *Sink) arenaRoom(c *colBuf, n int) {
+	if cap(c.arena)-len(c.arena) < n {
+		c.arena = growTo(c.arena, s.predict(len(c.arena), n))
+	}
+}
+
 func (c *colBuf) present() {
 	if c.optional {
 		c.def = append(c.def, 1)
@@ -283,11 +386,17 @@ func (c *colBuf) present() {
 
 func (s *Sink) fixed(col int, v uint64) {
 	c := &s.fill.cols[col]
+	if len(c.u64) == cap(c.u64) || (c.optional && len(c.def) == cap(c.def)) {
+		s.rowSlot(c)
+	}
 	c.u64 = append(c.u64, v)
 	c.present()
 }
 
 func (s *Sink) endArena(c *colBuf) {
+	if len(c.off) == cap(c.off) || (c.optional && len(c.def) == cap(c.def)) {
+		s.rowSlot(c)
+	}
 	c.off = append(c.off, len(c.arena))
 	c.present()
 }
@@ -300,6 +409,7 @@ func (s *Sink) Null(col int) {
 		s.fail(fmt.Errorf("parquet: NULL in column %q, which the source declared NOT NULL", c.name))
 		return
 	}
+	s.rowSlot(c)
 	c.def = append(c.def, 0)
 	if c.kind.isVar() {
 		c.off = append(c.off, len(c.arena))
@@ -405,6 +515,9 @@ func (s *Sink) Decimal(col int, v decode.Decimal) {
 			be[i] = byte(hi >> (56 - 8*i))
 			be[8+i] = byte(lo >> (56 - 8*i))
 		}
+		if cap(c.arena)-len(c.arena) < 16 {
+			s.arenaRoom(c, 16)
+		}
 		c.arena = append(c.arena, be[16-c.fixedLen:]...)
 		s.fill.bytes += int64(c.fixedLen)
 		s.endArena(c)
@@ -426,6 +539,9 @@ func (s *Sink) Money(col int, v int64) {
 		}
 		for i := 0; i < 8; i++ {
 			be[1+i] = byte(uint64(v) >> (56 - 8*i))
+		}
+		if cap(c.arena)-len(c.arena) < 16 {
+			s.arenaRoom(c, 16)
 		}
 		c.arena = append(c.arena, be[9-c.fixedLen:]...)
 		s.fill.bytes += int64(c.fixedLen)
@@ -545,6 +661,9 @@ func (s *Sink) GUID(col int, v decode.GUID) {
 	c := &s.fill.cols[col]
 	switch c.kind {
 	case kUUID:
+		if cap(c.arena)-len(c.arena) < 16 {
+			s.arenaRoom(c, 16)
+		}
 		c.arena = append(c.arena, v[:]...)
 		s.fill.bytes += 16
 		s.endArena(c)
@@ -605,13 +724,13 @@ func (s *Sink) variantText(col int, arena []byte) {
 func (s *Sink) BeginValue(col int, size int64) {
 	c := &s.fill.cols[col]
 	switch c.kind {
-	case kString, kBytes, kFixedBytes, kVector, kVariant:
+	case kString, kBytes, kFixedBytes, kVector, kVariant, kGeo:
 	default:
 		s.mismatch(col, "variable-length")
 	}
 	s.vstart = len(c.arena)
-	if size > 0 && size < 1<<30 && cap(c.arena)-len(c.arena) < int(size) {
-		c.arena = slices.Grow(c.arena, int(size))
+	if size > 0 && size < 1<<30 {
+		s.arenaRoom(c, int(size))
 	}
 }
 
@@ -621,7 +740,7 @@ func (s *Sink) Reserve(col int, n int) []byte {
 		return nil
 	}
 	c := &s.fill.cols[col]
-	c.arena = slices.Grow(c.arena, n)
+	s.arenaRoom(c, n)
 	return c.arena[len(c.arena) : len(c.arena)+n]
 }
 
@@ -635,6 +754,7 @@ func (s *Sink) Commit(col int, n int) {
 // Write appends a borrowed part.
 func (s *Sink) Write(col int, p []byte) {
 	c := &s.fill.cols[col]
+	s.arenaRoom(c, len(p))
 	c.arena = append(c.arena, p...)
 	s.fill.bytes += int64(len(p))
 }
@@ -658,6 +778,10 @@ func (s *Sink) EndValue(col int) {
 	case kVector:
 		if n%4 != 0 {
 			s.fail(fmt.Errorf("parquet: column %q: vector value of %d bytes is not whole float32 elements", c.name, n))
+			return
+		}
+	case kGeo:
+		if !s.toWKB(col, c) {
 			return
 		}
 	case kVariant:
@@ -688,8 +812,46 @@ func (s *Sink) EndRow() error {
 		if fileFull || s.rotate {
 			s.finishFile()
 		}
+	} else if s.buffered()-s.fill.sentBytes >= s.chunk {
+		s.stream()
 	}
 	return s.err
+}
+
+// stream sends the rows of the fill batch not yet sent to an encoding job,
+// unless its previous job is still running (then it tries again after an
+// eighth of a chunk). The first job of a run chooses the encodings from
+// the rows so far and starts the file.
+func (s *Sink) stream() {
+	b := s.fill
+	if b.streaming {
+		select {
+		case <-b.idle:
+		default:
+			b.sentBytes += s.chunk / 8
+			return
+		}
+	} else {
+		if s.w == nil {
+			// the row group will hold about this many rows
+			s.groupRows = b.rows * s.cfg.RowGroupBytes / max(s.buffered(), 1)
+			err := s.startFile(b)
+			s.groupRows = 0
+			if err != nil {
+				s.fail(err)
+				return
+			}
+		}
+		if b.owner != s.w {
+			b.rg = s.w.BeginRowGroup()
+			b.owner = s.w
+		}
+		b.encErr = nil
+		b.streaming = true
+	}
+	b.sentBytes = s.buffered()
+	b.startJob(s.threads, false)
+	s.jobs++
 }
 
 // buffered is the size of the fill batch: its arena values and the
@@ -713,6 +875,9 @@ func (s *Sink) full() (group, file bool) {
 func (s *Sink) Bytes(col int, p []byte) {
 	c := &s.fill.cols[col]
 	if c.kind == kString || c.kind == kBytes {
+		if cap(c.arena)-len(c.arena) < len(p) {
+			s.arenaRoom(c, len(p))
+		}
 		c.arena = append(c.arena, p...)
 		s.fill.bytes += int64(len(p))
 		s.endArena(c)

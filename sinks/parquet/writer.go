@@ -42,7 +42,8 @@ func (s *Sink) startFile(b *batch) error {
 	s.fileRows = b.rows
 	s.rotate = false
 	if s.enc == nil {
-		s.enc = s.chooseEncodings(b)
+		rows := int(max(b.rows, s.groupRows))
+		s.enc = s.chooseEncodings(b, rows)
 	}
 	schema := buildSchema(s.info.Name, s.cols, s.plans, s.enc)
 	opts := []pq.WriterOption{schema,
@@ -99,20 +100,10 @@ func (s *Sink) handoff() {
 		s.fill = s.free[n-1]
 		s.free = s.free[:n-1]
 	} else {
-		// size the new batch like the one just filled: it then never
-		// grows by doubling (no copying of a half-full row group)
-		nb := s.newBatch()
-		for i := range nb.cols {
-			c, o := &nb.cols[i], &b.cols[i]
-			c.u64 = make([]uint64, 0, headroom(len(o.u64)))
-			c.def = make([]uint8, 0, headroom(len(o.def)))
-			c.arena = make([]byte, 0, headroom(len(o.arena)))
-			c.off = make([]int, 0, headroom(len(o.off)))
-			c.aux = make([]int16, 0, headroom(len(o.aux)))
-			c.tarena = make([]byte, 0, headroom(len(o.tarena)))
-			c.toff = make([]int, 0, headroom(len(o.toff)))
-		}
-		s.fill = nb
+		// an empty batch: its columns grow straight to the predicted row
+		// group size once it holds predictFrom rows (sink.go), and nothing
+		// is allocated when no further row comes (the last handoff)
+		s.fill = s.newBatch()
 	}
 	// commit whatever already finished, releasing its memory early
 	for len(s.inflight) > 0 && s.err == nil {
@@ -167,6 +158,14 @@ func (s *Sink) commit(encErr error) {
 		if _, err := b.rg.Commit(); err != nil {
 			s.fail(fmt.Errorf("parquet: write row group to %s: %w", s.cur.Final, err))
 		}
+		if s.geo != nil {
+			if s.fileGeo == nil {
+				s.fileGeo = make([]uint16, len(b.cols))
+			}
+			for i := range b.cols {
+				s.fileGeo[i] |= b.cols[i].geoTypes
+			}
+		}
 	}
 	b.trim()
 	b.reset()
@@ -185,6 +184,9 @@ func (s *Sink) finishFile() {
 	}
 	if s.w == nil || s.err != nil {
 		return
+	}
+	if s.geo != nil {
+		s.setGeoMetadata()
 	}
 	if err := s.w.Close(); err != nil {
 		s.fail(fmt.Errorf("parquet: close %s: %w", s.cur.Final, err))
@@ -242,6 +244,10 @@ func (s *Sink) Abort(ctx context.Context) error {
 	for len(s.inflight) > 0 {
 		<-s.inflight[0].done
 		s.inflight = s.inflight[1:]
+	}
+	if s.fill != nil && s.fill.streaming {
+		<-s.fill.idle
+		s.fill.streaming = false
 	}
 	s.w, s.cur = nil, nil
 	if s.err == nil {
