@@ -138,7 +138,10 @@ func runPGShape(addr, shape, mode string, reps int, pgURL string, withPgloader b
 		return nil, fmt.Errorf("first tdsextract load: %w", err)
 	}
 	target := s0.Target()
-	file := filepath.Join(shmDir(), "tdsx-bench-"+shape+".pgcopy")
+	// PostgreSQL writes the file as its own user, so it lives in the shared
+	// directory itself; the process id and the time keep two runs of the
+	// harness (or of its tests) on one machine apart.
+	file := filepath.Join(shmDir(), fmt.Sprintf("tdsx-bench-%s-%d-%d.pgcopy", shape, os.Getpid(), time.Now().UnixNano()))
 	defer os.Remove(file)
 	setup := []string{
 		"DROP TABLE IF EXISTS " + pgxTable + ", " + fileTable + ", " + stdinTable,
