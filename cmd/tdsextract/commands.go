@@ -42,7 +42,7 @@ func (g *globalOpts) logger() *slog.Logger {
 	switch strings.ToLower(g.logLevel) {
 	case "debug":
 		lvl = slog.LevelDebug
-	case "warn":
+	case "warn", "warning":
 		lvl = slog.LevelWarn
 	case "error":
 		lvl = slog.LevelError
@@ -51,7 +51,7 @@ func (g *globalOpts) logger() *slog.Logger {
 		lvl = slog.LevelWarn
 	}
 	opts := &slog.HandlerOptions{Level: lvl}
-	if g.logFormat == "json" {
+	if strings.EqualFold(g.logFormat, "json") {
 		return slog.New(slog.NewJSONHandler(g.stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(g.stderr, opts))
@@ -68,6 +68,9 @@ COPY, CSV, plugins), with bounded memory, exact types and verified row counts.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if err := g.validateGlobal(); err != nil {
+				return err
+			}
 			return g.loadPlugins()
 		},
 	}
@@ -80,20 +83,9 @@ COPY, CSV, plugins), with bounded memory, exact types and verified row counts.`,
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&g.pluginsDir, "plugins-dir", "", "directory of sink plugins, each a sink type plugin:NAME (env TDSEXTRACT_PLUGINS_DIR; default "+defaultPluginsDir()+")")
 
+	setupRoot(root)
 	root.AddCommand(newRunCmd(g), newExportCmd(g), newInspectCmd(g), newSinksCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g))
 	return root
-}
-
-func newVersionCmd(g *globalOpts) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(g.stdout, "tdsextract %s\n", version)
-			return nil
-		},
-	}
 }
 
 // jobEnvKeys are the job keys that TDSEXTRACT_<KEY> environment variables
@@ -160,7 +152,10 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if parallel > 0 {
+			if cmd.Flags().Changed("parallel") {
+				if err := positive("parallel", parallel); err != nil {
+					return err
+				}
 				job.Parallel = parallel
 			}
 			if summaryJSON != "" {
@@ -183,14 +178,18 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 	return cmd
 }
 
-// runJob runs a job with progress and prints the summary.
+// runJob runs a job with progress and prints the summary (not with
+// --quiet). A failed extract is marked FAILED in the summary; its error is
+// printed once, by execute, when the command ends.
 func runJob(ctx context.Context, g *globalOpts, job *engine.JobConfig) error {
 	prog := newProgress(g)
 	r := &engine.Runner{Registry: g.registry, Progress: prog}
 	sum, err := r.Run(ctx, job)
 	prog.Wait()
 	if sum != nil && len(sum.Extracts) > 0 {
-		printSummary(g.stdout, sum)
+		if !g.quiet {
+			printSummary(g.stdout, sum)
+		}
 		if job.SummaryFile != "" {
 			if werr := writeSummaryJSON(job.SummaryFile, sum); werr != nil && err == nil {
 				err = &engine.JobError{Kind: engine.KindExtract, Err: werr}
@@ -246,9 +245,6 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 			}
 			fmt.Fprintf(w, "  %s -> %s: %d rows%s, %.1f MB, %s\n", e.Name, s.Type, s.Rows, rej, float64(s.Bytes)/1e6, strings.Join(s.Files, ", "))
 		}
-		if e.Error != "" {
-			fmt.Fprintf(w, "  %s: FAILED: %s\n", e.Name, e.Error)
-		}
 	}
 	status := "ok"
 	if !sum.OK {
@@ -289,6 +285,9 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 			}
 			if source == "" {
 				return &usageError{errors.New("export needs --source (or TDSEXTRACT_SOURCE_CONNECTION)")}
+			}
+			if err := positive("parallel", parallel); err != nil {
+				return err
 			}
 			if len(tables) == 0 && query == "" {
 				return &usageError{errors.New("export needs --table or --query")}

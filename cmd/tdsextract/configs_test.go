@@ -54,7 +54,7 @@ func TestConfigsRunAgainstSampleServer(t *testing.T) {
 			job := writeFile(t, dir, filepath.Base(f), body)
 			t.Chdir(dir) // the examples write under ./out
 			sum := filepath.Join(dir, "summary.json")
-			code, out, errOut := runCLI(t, "--quiet", "run", "--summary-json", sum, job)
+			code, out, errOut := runCLI(t, "--log-level", "warn", "run", "--summary-json", sum, job)
 			var s engine.Summary
 			if b, err := os.ReadFile(sum); err != nil || json.Unmarshal(b, &s) != nil {
 				t.Fatalf("exit %d, no summary (%v)\n%s%s", code, err, out, errOut)

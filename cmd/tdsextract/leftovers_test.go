@@ -46,7 +46,7 @@ func TestKilledExportLeavesNothingAfterTheNextRun(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
-	args := []string{"--quiet", "export", "--source", "sqlserver://sa@" + srv.Addr() + "?database=sample&encrypt=disable",
+	args := []string{"--log-level", "warn", "export", "--source", "sqlserver://sa@" + srv.Addr() + "?database=sample&encrypt=disable",
 		"--password-env", "TEST_PW", "--table", "dbo.poc48", "--to", "csv", "--out", dir}
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCLI$", "-test.count=1")
@@ -109,14 +109,14 @@ extracts:
           if_exists: %s
 `, srv.Addr(), out, mode))
 	}
-	if code, o, e := runCLI(t, "--quiet", "run", job("replace")); code != 0 {
+	if code, o, e := runCLI(t, "--log-level", "warn", "run", job("replace")); code != 0 {
 		t.Fatalf("first run: %d\n%s%s", code, o, e)
 	}
 	first, _ := os.ReadFile(filepath.Join(out, "poc48.csv"))
 	sent := srv.Stats().RowsSent
 
 	sum := filepath.Join(dir, "summary.json")
-	code, o, e := runCLI(t, "--quiet", "run", "--summary-json", sum, job("skip"))
+	code, o, e := runCLI(t, "--log-level", "warn", "run", "--summary-json", sum, job("skip"))
 	if code != 0 || !strings.Contains(o, "skipped: output "+filepath.Join(out, "poc48.csv")+" exists (if_exists: skip)") {
 		t.Fatalf("skip: exit %d\n%s%s", code, o, e)
 	}
@@ -128,7 +128,7 @@ extracts:
 		t.Fatalf("skip still read the table (%d rows sent)", d)
 	}
 
-	code, o, e = runCLI(t, "--quiet", "run", job("fail"))
+	code, o, e = runCLI(t, "--log-level", "warn", "run", job("fail"))
 	if code != exitExtract || !strings.Contains(o+e, "if_exists: fail") {
 		t.Fatalf("fail: exit %d\n%s%s", code, o, e)
 	}

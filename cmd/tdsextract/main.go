@@ -9,8 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/tdsextract/tdsextract/engine"
@@ -103,7 +105,17 @@ func execute(ctx context.Context, args []string, stdout, stderr *os.File) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "tdsextract: %v\n", err)
+		printError(stderr, err)
 	}
 	return exitCode(err)
+}
+
+// printError prints err once, each of its lines (joined errors: every
+// problem of a job file, every failed extract) as "tdsextract: ...".
+func printError(w io.Writer, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if strings.TrimSpace(line) != "" {
+			fmt.Fprintf(w, "tdsextract: %s\n", line)
+		}
+	}
 }

@@ -81,12 +81,18 @@ func TestConfigsValidate(t *testing.T) {
 		t.Fatalf("configs: %v %v", files, err)
 	}
 	// A dry run builds the plan, ${VAR} expanded: without the watermark
-	// incremental.yaml's scheduler passes, it says which variable and where.
+	// incremental.yaml's scheduler passes, it says which variable and
+	// where; without the password variable, that it is not set (before
+	// anything connects, not as a failed login).
+	t.Setenv("TDSEXTRACT_SAMPLE_PASSWORD", "")
+	os.Unsetenv("TDSEXTRACT_SAMPLE_PASSWORD")
 	code, _, errOut := runCLI(t, "run", "--dry-run", "../../configs/incremental.yaml")
-	if code != exitConfig || !strings.Contains(errOut, "SINCE_ORDER_ID") || !strings.Contains(errOut, "incremental.yaml: extracts[0].where") {
-		t.Errorf("dry run without SINCE_ORDER_ID: code %d: %s", code, errOut)
+	if code != exitConfig || !strings.Contains(errOut, "SINCE_ORDER_ID") || !strings.Contains(errOut, "incremental.yaml: extracts[0].where") ||
+		!strings.Contains(errOut, "incremental.yaml: source.password_env: environment variable TDSEXTRACT_SAMPLE_PASSWORD is not set") {
+		t.Errorf("dry run without SINCE_ORDER_ID and the password: code %d: %s", code, errOut)
 	}
 	t.Setenv("SINCE_ORDER_ID", "4000")
+	t.Setenv("TDSEXTRACT_SAMPLE_PASSWORD", tdsserver.DefaultPassword)
 	for _, f := range files {
 		job, err := loadJob(f)
 		if err != nil {
@@ -148,7 +154,7 @@ extracts:
 			os.RemoveAll(outDir)
 			name := "bad-" + strings.Fields(c.name)[0] + ".yaml"
 			p := writeFile(t, dir, name, c.body)
-			code, out, errOut := runCLI(t, "--quiet", "run", p)
+			code, out, errOut := runCLI(t, "--log-level", "warn", "run", p)
 			if code != c.code {
 				t.Fatalf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errOut)
 			}
@@ -173,7 +179,7 @@ func TestExportAndInspect(t *testing.T) {
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
 	sum := filepath.Join(dir, "summary.json")
-	code, out, errOut := runCLI(t, "--quiet", "export", "--source", src, "--password-env", "TEST_PW",
+	code, out, errOut := runCLI(t, "--log-level", "warn", "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "dbo.poc48", "--table", "sales.orders", "--to", "csv", "--out", dir, "--timeout", "1m",
 		"--verify", "count", "--summary-json", sum)
 	if code != 0 {
@@ -239,7 +245,7 @@ func TestDemo(t *testing.T) {
 		t.Skip("demo exports every sample table")
 	}
 	dir := t.TempDir()
-	code, out, errOut := runCLI(t, "--quiet", "demo", "--out", dir)
+	code, out, errOut := runCLI(t, "--log-level", "warn", "demo", "--out", dir)
 	if code != 0 {
 		t.Fatalf("demo: code %d\n%s\n%s", code, out, errOut)
 	}
@@ -261,7 +267,7 @@ func TestSetOptionsAndInspectJob(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
-	code, out, errOut := runCLI(t, "--quiet", "export", "--source", src, "--password-env", "TEST_PW",
+	code, out, errOut := runCLI(t, "--log-level", "warn", "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "warehouse.sites", "--to", "csv", "--out", dir, "--set", "csv.header=false", "--set", "csv.delimiter=;")
 	if code != 0 {
 		t.Fatalf("export --set: code %d\n%s\n%s", code, out, errOut)

@@ -74,7 +74,8 @@ func (l *logProgress) Update(ex string, rows, bytes int64) {
 
 func (l *logProgress) Finish(ex string, rows, bytes int64, err error) {
 	if err != nil {
-		l.log.Error("extract failed", "extract", ex, "rows", rows, "wire_bytes", bytes, "error", err)
+		// The error itself is printed once, when the command ends.
+		l.log.Error("extract failed", "extract", ex, "rows", rows, "wire_bytes", bytes)
 		return
 	}
 	l.log.Info("extract finished", "extract", ex, "rows", rows, "wire_bytes", bytes)
