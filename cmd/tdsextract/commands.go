@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/tdsextract/tdsextract/engine"
-	"github.com/tdsextract/tdsextract/internal/secret"
 	"github.com/tdsextract/tdsextract/plugins"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -84,7 +83,7 @@ COPY, CSV, plugins), with bounded memory, exact types and verified row counts.`,
 	pf.StringVar(&g.pluginsDir, "plugins-dir", "", "directory of sink plugins, each a sink type plugin:NAME (env TDSEXTRACT_PLUGINS_DIR; default "+defaultPluginsDir()+")")
 
 	setupRoot(root)
-	root.AddCommand(newRunCmd(g), newExportCmd(g), newInspectCmd(g), newSinksCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g))
+	root.AddCommand(newRunCmd(g), newExportCmd(g), newInspectCmd(g), newSinksCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g), newTablesCmd(g))
 	return root
 }
 
@@ -255,11 +254,12 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 
 func newExportCmd(g *globalOpts) *cobra.Command {
 	var (
-		source, passwordEnv, query, name, out, timeout, where, verify string
-		tables, to, columns, sets                                     []string
-		target                                                        string
-		parallel                                                      int
-		summaryJSON                                                   string
+		src                             sourceFlags
+		query, name, out, where, verify string
+		tables, to, columns, sets       []string
+		target                          string
+		parallel                        int
+		summaryJSON                     string
 	)
 	cmd := &cobra.Command{
 		Use:   "export",
@@ -272,19 +272,9 @@ func newExportCmd(g *globalOpts) *cobra.Command {
       --password-env MSSQL_PASSWORD --table dbo.orders --to postgres --target 'postgres://app@127.0.0.1:5432/dw'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := viper.New()
-			bindJobEnv(v)
-			if source == "" {
-				source = v.GetString("source.connection")
-			}
-			if passwordEnv == "" {
-				passwordEnv = v.GetString("source.password_env")
-			}
-			if timeout == "" {
-				timeout = v.GetString("source.timeout")
-			}
-			if source == "" {
-				return &usageError{errors.New("export needs --source (or TDSEXTRACT_SOURCE_CONNECTION)")}
+			source, err := src.config("export")
+			if err != nil {
+				return err
 			}
 			if err := positive("parallel", parallel); err != nil {
 				return err
@@ -297,7 +287,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 			}
 			job := &engine.JobConfig{
 				Name:        "export",
-				Source:      engine.SourceConfig{Connection: secret.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout},
+				Source:      source,
 				Parallel:    parallel,
 				SummaryFile: summaryJSON,
 			}
@@ -343,8 +333,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&source, "source", "", "connection string (URL or ADO form); env TDSEXTRACT_SOURCE_CONNECTION")
-	f.StringVar(&passwordEnv, "password-env", "", "environment variable holding the password")
+	src.register(cmd)
 	f.StringSliceVar(&tables, "table", nil, "table to export (schema.table); repeat for several")
 	f.StringSliceVar(&columns, "columns", nil, "columns to export, in order (default all)")
 	f.StringVar(&where, "where", "", "SQL predicate for the table")
@@ -354,7 +343,6 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&out, "out", "out", "output directory (the sinks' path option)")
 	f.StringVar(&target, "target", "", "the server of a sink that loads one (postgres): a postgres:// URL or host=... dbname=... string; each table goes to the table of the same name (lower case) in the target's default schema, created when missing")
 	f.StringArrayVar(&sets, "set", nil, "a sink option, sink.option=value (repeatable), e.g. --set csv.header=false --set parquet.compression=snappy; see tdsextract sinks NAME")
-	f.StringVar(&timeout, "timeout", "", `request deadline: a network-wait budget per query such as 30m, or "none" (default none)`)
 	f.StringVar(&verify, "verify", "none", "none or count (check row counts against COUNT_BIG(*))")
 	f.IntVar(&parallel, "parallel", 1, "tables to export at once")
 	f.StringVar(&summaryJSON, "summary-json", "", "also write the run summary as JSON to this file")
