@@ -60,7 +60,7 @@ func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit) (ExtractSummar
 		_ = x.conn.Close()
 	}
 	if r.Progress != nil {
-		r.Progress.Finish(x.ex.Name, x.rows, x.sum.WireBytes, err)
+		r.Progress.Finish(x.ex.Name, x.rows, x.sum.WireBytes, x.sum.RowsPerSec, err)
 	}
 	x.sum.Duration = time.Since(x.start)
 	if err == nil {
@@ -189,7 +189,7 @@ func (x *unit) openSinks(ctx context.Context) error {
 		return errAllSkipped
 	}
 	if x.r.Progress != nil {
-		x.r.Progress.Start(x.ex.Name, x.info.EstimatedRows)
+		x.r.Progress.Start(x.ex.Name, x.info.EstimatedRows, x.start)
 	}
 	return nil
 }

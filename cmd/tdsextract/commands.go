@@ -217,7 +217,7 @@ func writeSummaryJSON(path string, sum *engine.Summary) error {
 
 func printSummary(w io.Writer, sum *engine.Summary) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "extract\trows\twire MB\tseconds\trows/s\tverified\ttimeout\t")
+	fmt.Fprintln(tw, "extract\trows\twire MiB\tseconds\trows/s\tverified\ttimeout\t")
 	for _, e := range sum.Extracts {
 		if e.Name == "" {
 			continue
@@ -229,7 +229,7 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 		if e.Error != "" {
 			ver = "FAILED"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.0f\t%s\t%s\t\n", e.Name, e.Rows, float64(e.WireBytes)/1e6, e.Duration.Seconds(), e.RowsPerSec, ver, e.Timeout)
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.0f\t%s\t%s\t\n", e.Name, e.Rows, float64(e.WireBytes)/(1<<20), e.Duration.Seconds(), e.RowsPerSec, ver, e.Timeout)
 	}
 	tw.Flush()
 	for _, e := range sum.Extracts {
@@ -242,7 +242,7 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 			if s.Rejected > 0 {
 				rej = fmt.Sprintf(" (%d rows rejected)", s.Rejected)
 			}
-			fmt.Fprintf(w, "  %s -> %s: %d rows%s, %.1f MB, %s\n", e.Name, s.Type, s.Rows, rej, float64(s.Bytes)/1e6, strings.Join(s.Files, ", "))
+			fmt.Fprintf(w, "  %s -> %s: %d rows%s, %s, %s\n", e.Name, s.Type, s.Rows, rej, mib(s.Bytes), strings.Join(s.Files, ", "))
 		}
 	}
 	status := "ok"
