@@ -34,6 +34,8 @@ type globalOpts struct {
 	// (loadPlugins).
 	pluginsDir string
 	plugins    *plugins.Host
+	// summaryToStderr: stdout carries data (export --out -).
+	summaryToStderr bool
 }
 
 func (g *globalOpts) logger() *slog.Logger {
@@ -57,7 +59,7 @@ func (g *globalOpts) logger() *slog.Logger {
 }
 
 func newRootCmd(stdout, stderr *os.File) *cobra.Command {
-	g := &globalOpts{stdout: stdout, stderr: stderr, registry: builtinSinks()}
+	g := &globalOpts{stdout: stdout, stderr: stderr, registry: builtinSinksTo(stdout)}
 	root := &cobra.Command{
 		Use:   "tdsextract",
 		Short: "Move SQL Server result sets into Parquet, PostgreSQL and CSV at wire speed",
@@ -187,7 +189,7 @@ func runJob(ctx context.Context, g *globalOpts, job *engine.JobConfig) error {
 	prog.Wait()
 	if sum != nil && len(sum.Extracts) > 0 {
 		if !g.quiet {
-			printSummary(g.stdout, sum)
+			printSummary(g.summaryOut(), sum)
 		}
 		if job.SummaryFile != "" {
 			if werr := writeSummaryJSON(job.SummaryFile, sum); werr != nil && err == nil {
@@ -285,6 +287,12 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 			if query != "" && name == "" {
 				name = "query"
 			}
+			if out == stdoutOut {
+				if err := g.toStdout(to, sets, len(tables)+min(1, len(query))); err != nil {
+					return err
+				}
+				sets = append(sets, "csv.path="+stdoutOut)
+			}
 			job := &engine.JobConfig{
 				Name:        "export",
 				Source:      source,
@@ -340,7 +348,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&query, "query", "", "a SELECT to export instead of a table")
 	f.StringVar(&name, "name", "", "extract name for --query (file names derive from it)")
 	f.StringSliceVar(&to, "to", []string{"csv"}, "sink types: "+strings.Join(g.registry.Names(), ", ")+", plugin:NAME (a plugin of the plugins directory) or plugin:./path/to/plugin")
-	f.StringVar(&out, "out", "out", "output directory (the sinks' path option)")
+	f.StringVar(&out, "out", "out", "output directory (the sinks' path option); - writes the CSV of one table or query to standard output")
 	f.StringVar(&target, "target", "", "the server of a sink that loads one (postgres): a postgres:// URL or host=... dbname=... string; each table goes to the table of the same name (lower case) in the target's default schema, created when missing")
 	f.StringArrayVar(&sets, "set", nil, "a sink option, sink.option=value (repeatable), e.g. --set csv.header=false --set parquet.compression=snappy; see tdsextract sinks NAME")
 	f.StringVar(&verify, "verify", "none", "none or count (check row counts against COUNT_BIG(*))")

@@ -23,8 +23,11 @@ import (
 )
 
 // builtinSinks is the registry of the sinks built into the binary.
-func builtinSinks() *sinks.Registry {
-	r, err := sinks.NewRegistry(csv.Factory(), parquet.Factory(), postgres.Factory())
+func builtinSinks() *sinks.Registry { return builtinSinksTo(os.Stdout) }
+
+// builtinSinksTo is builtinSinks whose csv sink writes path "-" to stdout.
+func builtinSinksTo(stdout io.Writer) *sinks.Registry {
+	r, err := sinks.NewRegistry(csv.FactoryTo(stdout), parquet.Factory(), postgres.Factory())
 	if err != nil {
 		panic(err) // two built-in sinks with one name: a programming error
 	}
