@@ -175,9 +175,7 @@ func (s *Sink) Open(ctx context.Context, info sinks.ExtractInfo) error {
 		return nil
 	}
 	s.final = outfile.ResolvePath(s.cfg.Path, info.Name, info.Schema, info.Table, s.cfg.ext())
-	mode, _ := outfile.ParseIfExists(s.cfg.IfExists) // validated in New
-	s.files.IfExists = mode
-	if err := mode.Check(s.final, partExts...); err != nil {
+	if err := s.files.Begin(s.cfg.IfExists, s.final, partExts...); err != nil {
 		if errors.Is(err, sinks.ErrSkip) {
 			return err // not a failure: the summary shows it as the reason
 		}
@@ -711,18 +709,12 @@ func (s *Sink) Publish(ctx context.Context) (sinks.Stats, error) {
 	if s.stdout != nil {
 		return sinks.Stats{Rows: s.rows, Bytes: s.bytesOut, Files: []string{"(standard output)"}}, nil
 	}
-	files, err := s.files.Publish()
+	// The parts of an earlier, longer (or differently split) run would
+	// otherwise sit beside the new ones as if they belonged.
+	files, err := s.files.PublishOutput(s.final, s.split, partExts...)
 	if err != nil {
 		s.err = fmt.Errorf("csv: %w", err)
 		return sinks.Stats{}, s.err
-	}
-	if s.files.IfExists == outfile.Replace {
-		// The parts of an earlier, longer (or differently split) run
-		// would otherwise sit beside the new ones as if they belonged.
-		if _, err := outfile.RemoveStaleParts(s.final, s.split, len(files), partExts...); err != nil {
-			s.err = fmt.Errorf("csv: published %s, but an earlier run's parts remain: %w", s.final, err)
-			return sinks.Stats{}, s.err
-		}
 	}
 	return sinks.Stats{Rows: s.rows, Bytes: s.bytesOut, Files: files}, nil
 }

@@ -184,7 +184,16 @@ func (s *Sink) Open(ctx context.Context, info sinks.ExtractInfo) error {
 	}
 	s.info = info
 	s.final = outfile.ResolvePath(s.cfg.Path, info.Name, info.Schema, info.Table, ".parquet")
-	return nil
+	var err error
+	if len(s.cfg.PartitionBy) > 0 {
+		err = s.files.BeginDir(s.cfg.IfExists, outfile.ResolvePath(s.cfg.Path, info.Name, info.Schema, info.Table, ""))
+	} else {
+		err = s.files.Begin(s.cfg.IfExists, s.final, ".parquet")
+	}
+	if err != nil && !errors.Is(err, sinks.ErrSkip) {
+		err = fmt.Errorf("parquet: %w", err)
+	}
+	return err
 }
 
 func (s *Sink) fail(err error) {
