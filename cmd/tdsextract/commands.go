@@ -110,7 +110,7 @@ func loadJob(path string) (*engine.JobConfig, error) {
 	bindJobEnv(v)
 	var job engine.JobConfig
 	if err := v.UnmarshalExact(&job); err != nil {
-		return nil, &engine.ConfigError{File: path, Msg: cleanViperError(err)}
+		return nil, jobDecodeErrors(path, err)
 	}
 	job.File = path
 	return &job, nil
@@ -122,17 +122,6 @@ func bindJobEnv(v *viper.Viper) {
 	for _, k := range jobEnvKeys {
 		_ = v.BindEnv(k)
 	}
-}
-
-// cleanViperError turns mapstructure's multi-line report into one line
-// that names the offending keys.
-func cleanViperError(err error) string {
-	s := err.Error()
-	s = strings.ReplaceAll(s, "decoding failed due to the following error(s):", "")
-	s = strings.Join(strings.Fields(s), " ")
-	s = strings.ReplaceAll(s, "'' has invalid keys:", "unknown top-level key(s):")
-	s = strings.ReplaceAll(s, "has invalid keys:", "has unknown key(s):")
-	return s + " (see the config reference in README.md)"
 }
 
 func newRunCmd(g *globalOpts) *cobra.Command {
