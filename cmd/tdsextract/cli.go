@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -148,4 +149,22 @@ func positive(flag string, n int) error {
 		return &usageError{fmt.Errorf("--%s %d: must be at least 1", flag, n)}
 	}
 	return nil
+}
+
+// badFlagValue is pflag's report of a value its type cannot parse.
+var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (?:strconv\.Parse(Int|Uint|Float|Bool)|time: )`)
+
+// flagError says what a flag takes instead of quoting strconv's error:
+// --parallel "two": want a whole number.
+func flagError(err error) error {
+	m := badFlagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	want := map[string]string{"Int": "a whole number", "Uint": "a whole number of 0 or more", "Float": "a number", "Bool": "true or false", "": "a duration such as 30s or 5m"}[m[3]]
+	flag := m[2]
+	if i := strings.LastIndex(flag, "--"); i >= 0 {
+		flag = flag[i:] // "-p, --parallel" names the long form
+	}
+	return fmt.Errorf("%s %q: want %s", flag, m[1], want)
 }

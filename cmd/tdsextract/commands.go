@@ -77,7 +77,7 @@ COPY, CSV, plugins), with bounded memory, exact types and verified row counts.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{flagError(err)} })
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no progress output; warnings and errors only")
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format when not on a terminal: text or json")
@@ -261,7 +261,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
       --set csv.dialect=postgres --set csv.header=false --set parquet.compression=snappy
   tdsextract export --source 'sqlserver://sa@127.0.0.1:1433?database=sample' \
       --password-env MSSQL_PASSWORD --table dbo.orders --to postgres --target 'postgres://app@127.0.0.1:5432/dw'`,
-		Args: cobra.NoArgs,
+		Args: noArgs("export"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			source, err := src.config("export")
 			if err != nil {
@@ -326,7 +326,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 			if query != "" {
 				job.Extracts = append(job.Extracts, engine.ExtractConfig{Name: name, Query: query})
 			}
-			return runJob(cmd.Context(), g, job)
+			return nameFlags(runJob(cmd.Context(), g, job), job)
 		},
 	}
 	f := cmd.Flags()

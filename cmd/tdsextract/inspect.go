@@ -82,9 +82,14 @@ To list the tables of a database, use tdsextract tables.`,
 			}
 			plan, err := engine.Resolve(job, g.registry)
 			if err != nil {
-				return &engine.JobError{Kind: engine.KindConfig, Err: err}
+				err = &engine.JobError{Kind: engine.KindConfig, Err: err}
+			} else {
+				err = inspect(cmd.Context(), g.stdout, plan)
 			}
-			return inspect(cmd.Context(), g.stdout, plan)
+			if len(args) == 0 {
+				err = nameFlags(err, job) // the job is the flags'
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()

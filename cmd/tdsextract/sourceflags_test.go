@@ -26,7 +26,7 @@ func TestSourceFlagsEverywhere(t *testing.T) {
 		t.Fatalf("export --password-file: exit %d\n%s%s", code, out, errOut)
 	}
 	code, _, errOut = runCLI(t, "export", "--source", src, "--password-file", pwFile, "--connect-timeout", "soon", "--table", "dbo.poc48")
-	if code != exitConfig || !strings.Contains(errOut, "source.connect_timeout: \"soon\" is not a duration") {
+	if code != exitConfig || !strings.Contains(errOut, "--connect-timeout: \"soon\" is not a duration") {
 		t.Errorf("bad --connect-timeout: exit %d: %s", code, errOut)
 	}
 

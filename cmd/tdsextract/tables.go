@@ -39,7 +39,7 @@ names it prints are what --table and a job's extracts[].table take.`,
 			}
 			cfg, timeout, err := engine.ResolveSource(&source)
 			if err != nil {
-				return &engine.JobError{Kind: engine.KindConfig, Err: err}
+				return nameFlags(&engine.JobError{Kind: engine.KindConfig, Err: err}, &engine.JobConfig{})
 			}
 			return listTables(cmd.Context(), g.stdout, cfg, catalog.Options{Filter: filter, Views: views, Timeout: timeout, NoWire: true})
 		},
