@@ -101,7 +101,7 @@ func (x *unit) connect(ctx context.Context) error {
 	}
 	conn, err := connect(ctx, x.plan.Session)
 	if err != nil {
-		return failed(KindConnect, err)
+		return failed(KindConnect, ConnectHint(err))
 	}
 	x.conn = conn
 	return nil

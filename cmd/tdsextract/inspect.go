@@ -109,7 +109,7 @@ To list the tables of a database, use tdsextract tables.`,
 func inspect(ctx context.Context, w io.Writer, plan *engine.Plan) error {
 	conn, err := session.Connect(ctx, plan.Session)
 	if err != nil {
-		return &engine.JobError{Kind: engine.KindConnect, Err: err}
+		return &engine.JobError{Kind: engine.KindConnect, Err: engine.ConnectHint(err)}
 	}
 	defer conn.Close()
 	lossy := 0

@@ -55,7 +55,7 @@ names it prints are what --table and a job's extracts[].table take.`,
 func listTables(ctx context.Context, w io.Writer, cfg session.Config, opts catalog.Options) error {
 	conn, err := session.Connect(ctx, cfg)
 	if err != nil {
-		return &engine.JobError{Kind: engine.KindConnect, Err: err}
+		return &engine.JobError{Kind: engine.KindConnect, Err: engine.ConnectHint(err)}
 	}
 	defer conn.Close()
 	db, err := catalog.Load(ctx, conn, opts)
