@@ -17,7 +17,8 @@ const exitCodesHelp = `Exit codes:
   1  an internal error (a bug, or a failure of no other class)
   2  a command-line or configuration error (found before anything connects)
   3  the source, or a sink's server, cannot be reached or refused the login
-  4  a failure while extracting or writing`
+  4  a failure while extracting or writing
+  130, 143  interrupted by SIGINT (Ctrl-C) or SIGTERM: nothing was published`
 
 // commit is set at build time with -ldflags "-X main.commit=..." (make
 // build); without it the module's build info says (go install, go build

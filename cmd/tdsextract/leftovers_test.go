@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -27,7 +26,7 @@ func TestHelperCLI(t *testing.T) {
 	if args == "" {
 		t.Skip("helper process only")
 	}
-	os.Exit(execute(context.Background(), strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	os.Exit(runMain(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 }
 
 // An export killed with SIGKILL leaves its hidden temporary file; the next

@@ -11,9 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/sinks"
@@ -47,11 +45,7 @@ const (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(execute(ctx, os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // usageError marks errors in the command line itself.
 type usageError struct{ err error }
