@@ -109,6 +109,36 @@ func setupRoot(root *cobra.Command) {
 		return &usageError{errors.New(msg)}
 	}
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	// help and completion refuse what they do not know, as the root does.
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(_ *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil || (len(args) > 0 && cmd == root) || len(rest) > 0 {
+				return &usageError{fmt.Errorf("no help topic %q (see tdsextract --help)", strings.Join(args, " "))}
+			}
+			return cmd.Help()
+		},
+	})
+}
+
+// completeRoot adds cobra's completion command (as cobra would when it
+// runs), so that an unknown shell is refused rather than answered with
+// the help and exit 0.
+func completeRoot(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return &usageError{fmt.Errorf("completion: unknown shell %q: use bash, zsh, fish or powershell", args[0])}
+				}
+				return cmd.Help()
+			}
+			c.Args = cobra.ArbitraryArgs
+		}
+	}
 }
 
 // noArgs refuses positional arguments as a command-line error naming the

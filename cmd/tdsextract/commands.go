@@ -79,13 +79,14 @@ COPY, CSV, plugins), with bounded memory, exact types and verified row counts.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{flagError(err)} })
 	pf := root.PersistentFlags()
-	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no progress output; warnings and errors only")
+	pf.BoolVarP(&g.quiet, "quiet", "q", false, "print nothing on success but what the command is for (no progress, no run summary); warnings and errors on stderr")
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format when not on a terminal: text or json")
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&g.pluginsDir, "plugins-dir", "", "directory of sink plugins, each a sink type plugin:NAME (env TDSEXTRACT_PLUGINS_DIR; default "+defaultPluginsDir()+")")
 
 	setupRoot(root)
 	root.AddCommand(newRunCmd(g), newExportCmd(g), newInspectCmd(g), newSinksCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g), newTablesCmd(g))
+	completeRoot(root)
 	return root
 }
 

@@ -240,7 +240,9 @@ func newDemoCmd(g *globalOpts) *cobra.Command {
 				ex := engine.ExtractConfig{Table: t, Verify: "count"}
 				job.Extracts = append(job.Extracts, ex)
 			}
-			fmt.Fprintf(g.stdout, "demo: sample server on %s; exporting %d tables to %s (%s)\n", srv.Addr(), len(demoTables), out, strings.Join(to, ", "))
+			if !g.quiet {
+				fmt.Fprintf(g.stdout, "demo: sample server on %s; exporting %d tables to %s (%s)\n", srv.Addr(), len(demoTables), out, strings.Join(to, ", "))
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
 			defer cancel()
 			return runJob(ctx, g, job)
