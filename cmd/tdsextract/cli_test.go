@@ -67,3 +67,23 @@ func TestQuietAndErrorsOnce(t *testing.T) {
 		}
 	}
 }
+
+// A job file without a name is named by its file in the summary.
+func TestJobNamedByItsFile(t *testing.T) {
+	srv := startServer(t, map[string]int64{"dbo.poc48": 5})
+	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
+	dir := t.TempDir()
+	job := writeFile(t, dir, "nightly-orders.yaml", fmt.Sprintf(`source:
+  connection: "sqlserver://sa@%s?database=sample&encrypt=disable"
+  password_env: TEST_PW
+extracts:
+  - table: dbo.poc48
+sinks:
+  - type: csv
+    options: {path: %s/}
+`, srv.Addr(), dir))
+	code, out, errOut := runCLI(t, "--log-level", "warn", "run", job)
+	if code != 0 || !strings.Contains(out, `job "nightly-orders" ok`) {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+}

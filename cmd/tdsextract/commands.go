@@ -114,6 +114,10 @@ func loadJob(path string) (*engine.JobConfig, error) {
 		return nil, jobDecodeErrors(path, err)
 	}
 	job.File = path
+	if job.Name == "" {
+		// the summary and the logs name the job by its file, not ""
+		job.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
 	return &job, nil
 }
 
