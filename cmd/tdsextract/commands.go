@@ -278,7 +278,14 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 			if len(tables) == 0 && query == "" {
 				return &usageError{errors.New("export needs --table or --query")}
 			}
-			if query != "" && name == "" {
+			// --name names the one extract: the query, or the one table.
+			tableName := ""
+			switch {
+			case name != "" && query == "" && len(tables) > 1:
+				return &usageError{fmt.Errorf("--name names one extract: give one --table (not %d) or --query", len(tables))}
+			case query == "":
+				tableName = name
+			case name == "":
 				name = "query"
 			}
 			if out == stdoutOut {
@@ -326,7 +333,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 				job.Sinks = append(job.Sinks, engine.SinkConfig{Type: typ, Options: o})
 			}
 			for _, t := range tables {
-				job.Extracts = append(job.Extracts, engine.ExtractConfig{Table: t, Columns: columns, Where: where, Verify: verify})
+				job.Extracts = append(job.Extracts, engine.ExtractConfig{Name: tableName, Table: t, Columns: columns, Where: where, Verify: verify})
 			}
 			if query != "" {
 				job.Extracts = append(job.Extracts, engine.ExtractConfig{Name: name, Query: query})
@@ -340,7 +347,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 	f.StringSliceVar(&columns, "columns", nil, "columns to export, in order (default all)")
 	f.StringVar(&where, "where", "", "SQL predicate for the table")
 	f.StringVar(&query, "query", "", "a SELECT to export instead of a table")
-	f.StringVar(&name, "name", "", "extract name for --query (file names derive from it)")
+	f.StringVar(&name, "name", "", "extract name of the --query, or of the one --table (file and table names derive from it; default the table's name, or query)")
 	f.StringSliceVar(&to, "to", []string{"csv"}, "sink types: "+strings.Join(g.registry.Names(), ", ")+", plugin:NAME (a plugin of the plugins directory) or plugin:./path/to/plugin")
 	f.StringVar(&out, "out", "out", "output directory (the sinks' path option); - writes the CSV of one table or query to standard output")
 	f.StringVar(&target, "target", "", "the server of a sink that loads one (postgres): a postgres:// URL or host=... dbname=... string; each table goes to the table of the same name (lower case) in the target's default schema, created when missing")

@@ -35,6 +35,11 @@ func TestExportToStdout(t *testing.T) {
 	if _, err := os.Stat("-"); err == nil {
 		t.Error(`a directory or file named "-" was created`)
 	}
+	// --name names the one table's extract, hence its file.
+	code, _, errOut = runCLI(t, "-q", "export", "--source", src, "--password-env", "TEST_PW", "--table", "dbo.odbc5", "--name", "five", "--out", dir)
+	if b, err := os.ReadFile(filepath.Join(dir, "five.csv")); code != 0 || err != nil || string(b) != string(want) {
+		t.Errorf("--table --name five: exit %d, %v %s", code, err, errOut)
+	}
 	code, out, _ = runCLI(t, "-q", "export", "--source", src, "--password-env", "TEST_PW", "--query", "SELECT TOP 2 id FROM dbo.odbc5", "--out", "-")
 	if code != 0 || out != "id\n1\n2\n" {
 		t.Errorf("--query --out -: exit %d %q", code, out)
