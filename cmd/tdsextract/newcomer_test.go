@@ -391,6 +391,8 @@ func (n *newcomer) badInputs(t *testing.T) {
 		{ex("--table", "dbo.odbc5", "--verify", "sometimes"), exitConfig, `--verify (--table dbo.odbc5): "sometimes": use none or count`},
 		{ex("--table", "dbo.odbc5", "--parallel", "two"), exitConfig, `--parallel "two": want a whole number`},
 		{ex("dbo.odbc5"), exitConfig, `export takes no arguments (got "dbo.odbc5")`},
+		{ex("--query", "SELECT 1 AS a", "--where", "id < 2"), exitConfig, "--where shape(s) a --table extract"},
+		{ex("--table", "dbo.odbc5", "--target", "postgres://u@127.0.0.1/db"), exitConfig, "--target is the server of a sink that loads one"},
 		{ex("--table", "dbo.odbc5,dbo.poc48", "--name", "x"), exitConfig, "--name names one extract: give one --table (not 2) or --query"},
 		{ex("--table", "dbo.odbc5", "--to", "postgres"), exitConfig, "--to postgres needs --target"},
 		{ex("--table", "dbo.odbc5,dbo.poc48", "--out", "-"), exitConfig, "it takes one --table or --query (not 2)"},
