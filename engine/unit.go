@@ -59,10 +59,15 @@ func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit) (ExtractSummar
 		x.sum.WireBytes = x.conn.WireBytes()
 		_ = x.conn.Close()
 	}
+	// rows/s is rows over the extract's seconds, so that the summary's
+	// columns agree with each other and with the progress display.
+	x.sum.Duration = time.Since(x.start)
+	if err == nil {
+		x.sum.RowsPerSec = rate(x.rows, x.sum.Duration)
+	}
 	if r.Progress != nil {
 		r.Progress.Finish(x.ex.Name, x.rows, x.sum.WireBytes, x.sum.RowsPerSec, err)
 	}
-	x.sum.Duration = time.Since(x.start)
 	if err == nil {
 		return x.sum, nil
 	}
@@ -242,11 +247,10 @@ func (x *unit) prepare(ctx context.Context) error {
 	return nil
 }
 
-// publish publishes the sinks in order; the unit's rate is taken before,
-// each sink's after its own publish.
+// publish publishes the sinks in order; each sink's rate is taken after
+// its own publish.
 func (x *unit) publish(ctx context.Context) error {
 	streamed := time.Since(x.start)
-	x.sum.RowsPerSec = rate(x.rows, streamed)
 	for i, s := range x.sinks {
 		t0 := time.Now()
 		st, err := s.Publish(ctx)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -47,6 +48,10 @@ func TestBarAgreesWithSummary(t *testing.T) {
 		sum, drawn := barRun(t, f, func() string { b, _ := os.ReadFile(f.Name()); return string(b) }, srv, where, "dbo.poc48", "dbo.odbc5")
 		f.Close()
 		for _, e := range sum.Extracts {
+			// the summary's own columns agree: rows/s is rows over seconds
+			if r := float64(e.Rows) / e.Duration.Seconds(); math.Abs(e.RowsPerSec-r) > 1e-6*r {
+				t.Errorf("%s: %.3f rows/s, but %d rows in %v", e.Name, e.RowsPerSec, e.Rows, e.Duration)
+			}
 			want := fmt.Sprintf(`%s\s.*\s%d rows  %.0f rows/s  %s`, e.Name, e.Rows, e.RowsPerSec, regexp.QuoteMeta(mib(e.WireBytes)))
 			if !regexp.MustCompile(want).MatchString(drawn) {
 				t.Errorf("where %q: the bar lacks %q:\n%s", where, want, drawn)
