@@ -316,7 +316,7 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 					sets = append(sets, t+".connection="+target)
 				}
 			}
-			if err := exportFlagsUnused(cmd.Flags(), len(tables), len(server)); err != nil {
+			if err := exportFlagsUnused(cmd.Flags().Changed, len(tables), len(server)); err != nil {
 				return err
 			}
 			opts, err := sinkSets(g.registry, to, sets)
