@@ -13,11 +13,16 @@ TESTFLAGS ?= -count=1 -timeout 20m
 # engine/session/metered_other.go), arm64 takes the scalar UTF-16 decoder
 # instead of the amd64 assembly, 386 has a 32-bit int.
 CROSS     ?= windows/amd64 darwin/arm64 linux/arm64 linux/386
+# Stamped into the binary: `tdsextract version` and `--version` print them.
+# (`go install module@version` gets the same from the module's build info.)
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS   ?= -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .PHONY: build plugins test soak demo bench fuzz lint vet fmt clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/tdsextract
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tdsextract
 
 # The example sink plugins (plugins/README.md), ready for --plugins-dir bin/plugins.
 plugins:

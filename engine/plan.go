@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -179,7 +180,7 @@ func Resolve(job *JobConfig, reg *sinks.Registry) (*Plan, error) {
 }
 
 func resolve(job *JobConfig, reg *sinks.Registry, lookup func(string) (string, bool)) (*Plan, error) {
-	r := &resolver{file: job.File}
+	r := &resolver{file: job.File, lookup: lookup}
 	if reg == nil {
 		r.add("", "engine: no sink registry")
 		return nil, r.err()
@@ -233,6 +234,8 @@ type resolver struct {
 	file   string
 	errs   []error
 	states map[string]string // incremental state file -> the extract using it (incremental.go)
+	// lookup reads the environment (nil: os.LookupEnv).
+	lookup func(string) (string, bool)
 }
 
 func (r *resolver) add(field, format string, args ...any) {
@@ -262,6 +265,7 @@ func (r *resolver) source(src *SourceConfig) session.Config {
 	case src.PasswordFile != "":
 		cfg.Password, cfg.PasswordEnv, cfg.PasswordFile = "", "", src.PasswordFile
 	}
+	r.credentials(src, &cfg)
 	if src.ConnectTimeout != "" {
 		d, err := time.ParseDuration(strings.TrimSpace(src.ConnectTimeout))
 		switch {
@@ -274,6 +278,39 @@ func (r *resolver) source(src *SourceConfig) session.Config {
 		}
 	}
 	return cfg
+}
+
+// credentials checks, before anything connects, that the password can be
+// read: an unset password variable or an unreadable password file is a
+// configuration error of the key that names it, not a failed connect.
+func (r *resolver) credentials(src *SourceConfig, cfg *session.Config) {
+	field := func(key string, fromSource bool) string {
+		if fromSource {
+			return "source." + key
+		}
+		return "source.connection"
+	}
+	switch {
+	case cfg.PasswordEnv != "":
+		lookup := r.lookup
+		if lookup == nil {
+			lookup = os.LookupEnv
+		}
+		if _, ok := lookup(cfg.PasswordEnv); !ok {
+			r.add(field("password_env", src.PasswordEnv != ""), "environment variable %s is not set: export it before the run (or use password_file)", cfg.PasswordEnv)
+		}
+	case cfg.PasswordFile != "":
+		f, err := os.Open(cfg.PasswordFile)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is named below
+			}
+			r.add(field("password_file", src.PasswordFile != ""), "cannot read %s: %v", cfg.PasswordFile, err)
+			return
+		}
+		_ = f.Close()
+	}
 }
 
 // ResolveSource resolves a job's source alone, for commands that connect

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/internal/secret"
 	"github.com/tdsextract/tdsextract/sinks"
 )
 
@@ -35,7 +36,7 @@ func specRegistry(t *testing.T) *sinks.Registry {
 }
 
 func TestResolvePlan(t *testing.T) {
-	env := map[string]string{"SINCE": "42"}
+	env := map[string]string{"SINCE": "42", "PW": "secret"}
 	look := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	job := &JobConfig{
 		Name:   "j",
@@ -84,7 +85,7 @@ func TestResolveReportsEveryError(t *testing.T) {
 	job := &JobConfig{
 		File:     "bad.yaml",
 		Parallel: -1,
-		Source:   SourceConfig{Connection: "sqlserver://sa@127.0.0.1:1433?database=x", Timeout: "0", ConnectTimeout: "soon"},
+		Source:   SourceConfig{Connection: "sqlserver://sa@127.0.0.1:1433?database=x", Timeout: "0", ConnectTimeout: "soon", PasswordEnv: "UNSET_PW"},
 		Sinks:    []SinkConfig{{Type: "mem", Options: map[string]any{"mdoe": "fast", "flush": "1h", "mode": "fast"}}},
 		Extracts: []ExtractConfig{
 			{Table: "a", Sinks: []SinkConfig{{Type: "parquetx"}}},
@@ -106,7 +107,9 @@ func TestResolveReportsEveryError(t *testing.T) {
 		t.Errorf("the job's sinks reported %d times, want once:\n%s", n, msg)
 	}
 	for _, want := range []string{
-		"bad.yaml: parallel", "bad.yaml: source.timeout", "bad.yaml: source.connect_timeout",
+		"bad.yaml: parallel", "bad.yaml: source.timeout",
+		// found before anything connects, not a failed login
+		"bad.yaml: source.password_env: environment variable UNSET_PW is not set", "bad.yaml: source.connect_timeout",
 		"bad.yaml: extracts[0].sinks[0].type: unknown sink type \"parquetx\" (known: mem)",
 		"bad.yaml: extracts[1]: set table or query, not both",
 		"bad.yaml: extracts[2].name", "bad.yaml: extracts[2].verify: count verification needs a table extract",
@@ -125,6 +128,26 @@ func TestResolveReportsEveryError(t *testing.T) {
 		Extracts: []ExtractConfig{{Table: "t", Sinks: []SinkConfig{{Type: "mem", Options: map[string]any{"mode": "fast", "flush": "2m"}}}}}}
 	if _, err := resolve(job, specRegistry(t), nil); err == nil || !strings.Contains(err.Error(), "extracts[0].sinks[0].options.flush: at most 1m in fast mode") {
 		t.Errorf("cross-option check: %v", err)
+	}
+}
+
+// A password the run cannot read is a configuration error of the key
+// that names it: the connection string's own PasswordFile key too.
+func TestResolvePasswordSource(t *testing.T) {
+	missing := t.TempDir() + "/no-such-file"
+	for _, tc := range []struct {
+		src  SourceConfig
+		want string
+	}{
+		{SourceConfig{Connection: "sqlserver://sa@h?database=x", PasswordFile: missing}, "source.password_file: cannot read " + missing},
+		{SourceConfig{Connection: secret.Secret("Server=h;Database=x;User ID=sa;Password File=" + missing)}, "source.connection: cannot read " + missing},
+		{SourceConfig{Connection: "Server=h;Database=x;User ID=sa;Password Env=UNSET_PW"}, "source.connection: environment variable UNSET_PW is not set"},
+	} {
+		job := &JobConfig{File: "j.yaml", Source: tc.src, Extracts: []ExtractConfig{{Table: "t", Sinks: []SinkConfig{{Type: "mem"}}}}}
+		_, err := resolve(job, specRegistry(t), func(string) (string, bool) { return "", false })
+		if err == nil || !strings.Contains(err.Error(), "j.yaml: "+tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.src, err, tc.want)
+		}
 	}
 }
 

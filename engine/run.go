@@ -54,10 +54,19 @@ func (e *JobError) Unwrap() error { return e.Err }
 // Progress receives progress events. Implementations must be safe for
 // concurrent use (extracts may run in parallel) and cheap: Update is called
 // every few thousand rows from the decoding goroutine.
+//
+// A display's rows/s agrees with the summary's when it divides the rows by
+// the time since began (the extract's start, the origin of the summary's
+// rate) while the extract runs, and shows rowsPerSec, the summary's own
+// figure, once it finished.
 type Progress interface {
-	Start(extract string, estimatedRows int64)
+	// Start: the sinks are open and the SELECT is about to be sent;
+	// estimatedRows is -1 when unknown (a filtered extract without
+	// verify: count).
+	Start(extract string, estimatedRows int64, began time.Time)
 	Update(extract string, rows, wireBytes int64)
-	Finish(extract string, rows, wireBytes int64, err error)
+	// Finish: rowsPerSec is the summary's rate (0 when the extract failed).
+	Finish(extract string, rows, wireBytes int64, rowsPerSec float64, err error)
 }
 
 // Summary is the result of a run.

@@ -69,10 +69,15 @@ func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit, checksum bool)
 		x.sum.WireBytes = x.conn.WireBytes()
 		_ = x.conn.Close()
 	}
-	if r.Progress != nil {
-		r.Progress.Finish(x.label(), x.rows, x.sum.WireBytes, err)
-	}
+	// rows/s is rows over the extract's seconds, so that the summary's
+	// columns agree with each other and with the progress display.
 	x.sum.Duration = time.Since(x.start)
+	if err == nil {
+		x.sum.RowsPerSec = rate(x.rows, x.sum.Duration)
+	}
+	if r.Progress != nil {
+		r.Progress.Finish(x.label(), x.rows, x.sum.WireBytes, x.sum.RowsPerSec, err)
+	}
 	if err == nil {
 		return x.sum, nil
 	}
@@ -115,7 +120,7 @@ var errAllSkipped = errors.New("engine: every sink skipped")
 func (x *unit) connect(ctx context.Context) error {
 	conn, err := x.r.connect(ctx, x.plan.Session)
 	if err != nil {
-		return failed(KindConnect, err)
+		return failed(KindConnect, ConnectHint(err))
 	}
 	x.conn = conn
 	return x.beginConsistency(ctx)
@@ -203,7 +208,7 @@ func (x *unit) openSinks(ctx context.Context) error {
 		return errAllSkipped
 	}
 	if x.r.Progress != nil {
-		x.r.Progress.Start(x.label(), x.info.EstimatedRows)
+		x.r.Progress.Start(x.label(), x.info.EstimatedRows, x.start)
 	}
 	return nil
 }
@@ -263,11 +268,10 @@ func (x *unit) prepare(ctx context.Context) error {
 	return nil
 }
 
-// publish publishes the sinks in order; the unit's rate is taken before,
-// each sink's after its own publish.
+// publish publishes the sinks in order; each sink's rate is taken after
+// its own publish.
 func (x *unit) publish(ctx context.Context) error {
 	streamed := time.Since(x.start)
-	x.sum.RowsPerSec = rate(x.rows, streamed)
 	for i, s := range x.sinks {
 		t0 := time.Now()
 		st, err := s.Publish(ctx)

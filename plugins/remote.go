@@ -160,6 +160,9 @@ func (p *process) explain(err error, timeout time.Duration) error {
 	}
 	st, isStatus := status.FromError(err)
 	switch {
+	case isStatus && st.Code() == codes.DeadlineExceeded && timeout <= 0:
+		// No timeout option: the deadline was the extract's own.
+		return fmt.Errorf("the plugin did not answer before the extract's deadline: %w", context.DeadlineExceeded)
 	case isStatus && st.Code() == codes.DeadlineExceeded:
 		return fmt.Errorf("the plugin did not answer within %v (the timeout option): it hangs, or needs a longer timeout", timeout)
 	case isStatus && st.Code() != codes.Unavailable && st.Code() != codes.Canceled && st.Code() != codes.Unknown:

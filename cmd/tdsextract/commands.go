@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -19,7 +20,6 @@ import (
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/engine/incremental"
 	"github.com/tdsextract/tdsextract/engine/migrate"
-	"github.com/tdsextract/tdsextract/internal/secret"
 	"github.com/tdsextract/tdsextract/plugins"
 	"github.com/tdsextract/tdsextract/sinks"
 )
@@ -37,6 +37,8 @@ type globalOpts struct {
 	// (loadPlugins).
 	pluginsDir string
 	plugins    *plugins.Host
+	// summaryToStderr: stdout carries data (export --out -).
+	summaryToStderr bool
 }
 
 func (g *globalOpts) logger() *slog.Logger {
@@ -44,7 +46,7 @@ func (g *globalOpts) logger() *slog.Logger {
 	switch strings.ToLower(g.logLevel) {
 	case "debug":
 		lvl = slog.LevelDebug
-	case "warn":
+	case "warn", "warning":
 		lvl = slog.LevelWarn
 	case "error":
 		lvl = slog.LevelError
@@ -53,14 +55,14 @@ func (g *globalOpts) logger() *slog.Logger {
 		lvl = slog.LevelWarn
 	}
 	opts := &slog.HandlerOptions{Level: lvl}
-	if g.logFormat == "json" {
+	if strings.EqualFold(g.logFormat, "json") {
 		return slog.New(slog.NewJSONHandler(g.stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(g.stderr, opts))
 }
 
 func newRootCmd(stdout, stderr *os.File) *cobra.Command {
-	g := &globalOpts{stdout: stdout, stderr: stderr, registry: builtinSinks()}
+	g := &globalOpts{stdout: stdout, stderr: stderr, registry: builtinSinksTo(stdout)}
 	root := &cobra.Command{
 		Use:   "tdsextract",
 		Short: "Move SQL Server result sets into Parquet, PostgreSQL and CSV at wire speed",
@@ -70,32 +72,25 @@ COPY, CSV, plugins), with bounded memory, exact types and verified row counts.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if err := g.validateGlobal(); err != nil {
+				return err
+			}
 			return g.loadPlugins()
 		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{flagError(err)} })
 	pf := root.PersistentFlags()
-	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no progress output; warnings and errors only")
+	pf.BoolVarP(&g.quiet, "quiet", "q", false, "print nothing on success but what the command is for (no progress, no run summary); warnings and errors on stderr")
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format when not on a terminal: text or json")
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&g.pluginsDir, "plugins-dir", "", "directory of sink plugins, each a sink type plugin:NAME (env TDSEXTRACT_PLUGINS_DIR; default "+defaultPluginsDir()+")")
 
-	root.AddCommand(newRunCmd(g), newPlanCmd(g), newCommitCmd(g), newExportCmd(g), newMigrateCmd(g), newInspectCmd(g), newSinksCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g))
+	setupRoot(root)
+	root.AddCommand(newRunCmd(g), newPlanCmd(g), newCommitCmd(g), newExportCmd(g), newMigrateCmd(g), newInspectCmd(g), newTablesCmd(g), newSinksCmd(g), newSampleServerCmd(g), newDemoCmd(g), newVersionCmd(g))
+	completeRoot(root)
 	return root
-}
-
-func newVersionCmd(g *globalOpts) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(g.stdout, "tdsextract %s\n", version)
-			return nil
-		},
-	}
 }
 
 // jobEnvKeys are the job keys that TDSEXTRACT_<KEY> environment variables
@@ -119,9 +114,13 @@ func loadJob(path string) (*engine.JobConfig, error) {
 	bindJobEnv(v)
 	var job engine.JobConfig
 	if err := v.UnmarshalExact(&job); err != nil {
-		return nil, &engine.ConfigError{File: path, Msg: cleanViperError(err)}
+		return nil, jobDecodeErrors(path, err)
 	}
 	job.File = path
+	if job.Name == "" {
+		// the summary and the logs name the job by its file, not ""
+		job.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
 	return &job, nil
 }
 
@@ -131,17 +130,6 @@ func bindJobEnv(v *viper.Viper) {
 	for _, k := range jobEnvKeys {
 		_ = v.BindEnv(k)
 	}
-}
-
-// cleanViperError turns mapstructure's multi-line report into one line
-// that names the offending keys.
-func cleanViperError(err error) string {
-	s := err.Error()
-	s = strings.ReplaceAll(s, "decoding failed due to the following error(s):", "")
-	s = strings.Join(strings.Fields(s), " ")
-	s = strings.ReplaceAll(s, "'' has invalid keys:", "unknown top-level key(s):")
-	s = strings.ReplaceAll(s, "has invalid keys:", "has unknown key(s):")
-	return s + " (see the config reference in README.md)"
 }
 
 // runFlags are the flags of run that shape a checkpointed run.
@@ -229,7 +217,10 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if parallel > 0 {
+			if cmd.Flags().Changed("parallel") {
+				if err := positive("parallel", parallel); err != nil {
+					return err
+				}
 				job.Parallel = parallel
 			}
 			if summaryJSON != "" {
@@ -380,9 +371,11 @@ is missing, so a scheduler can run it again later.`,
 	return cmd
 }
 
-// runJob runs a job with progress and prints the summary.
-// bf, when set, makes incremental extracts backfill that range instead of
-// exporting their next window.
+// runJob runs a job with progress and prints the summary (not with
+// --quiet). A failed extract is marked FAILED in the summary; its error is
+// printed once, by execute, when the command ends. bf, when set, makes
+// incremental extracts backfill that range instead of exporting their next
+// window.
 func runJob(ctx context.Context, g *globalOpts, job *engine.JobConfig, rf *runFlags, bf *incremental.Range) error {
 	prog := newProgress(g)
 	r := &engine.Runner{Registry: g.registry, Progress: prog, Backfill: bf}
@@ -394,7 +387,9 @@ func runJob(ctx context.Context, g *globalOpts, job *engine.JobConfig, rf *runFl
 	sum, err := r.Run(ctx, job)
 	prog.Wait()
 	if sum != nil && len(sum.Extracts) > 0 {
-		printSummary(g.stdout, sum)
+		if !g.quiet {
+			printSummary(g.summaryOut(), sum)
+		}
 		if job.SummaryFile != "" {
 			if werr := writeSummaryJSON(job.SummaryFile, sum); werr != nil && err == nil {
 				err = &engine.JobError{Kind: engine.KindExtract, Err: werr}
@@ -408,7 +403,7 @@ func writeSummaryJSON(path string, sum *engine.Summary) error { return writeJSON
 
 func printSummary(w io.Writer, sum *engine.Summary) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "extract\trows\twire MB\tseconds\trows/s\tverified\ttimeout\t")
+	fmt.Fprintln(tw, "extract\trows\twire MiB\tseconds\trows/s\tverified\ttimeout\t")
 	for _, e := range sum.Extracts {
 		if e.Name == "" {
 			continue
@@ -420,7 +415,7 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 		if e.Error != "" {
 			ver = "FAILED"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.0f\t%s\t%s\t\n", e.Name, e.Rows, float64(e.WireBytes)/1e6, e.Duration.Seconds(), e.RowsPerSec, ver, e.Timeout)
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.0f\t%s\t%s\t\n", e.Name, e.Rows, float64(e.WireBytes)/(1<<20), e.Duration.Seconds(), e.RowsPerSec, ver, e.Timeout)
 	}
 	tw.Flush()
 	for _, e := range sum.Extracts {
@@ -433,7 +428,7 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 			if s.Rejected > 0 {
 				rej = fmt.Sprintf(" (%d rows rejected)", s.Rejected)
 			}
-			fmt.Fprintf(w, "  %s -> %s: %d rows%s, %.1f MB, %s\n", e.Name, s.Type, s.Rows, rej, float64(s.Bytes)/1e6, strings.Join(s.Files, ", "))
+			fmt.Fprintf(w, "  %s -> %s: %d rows%s, %s, %s\n", e.Name, s.Type, s.Rows, rej, mib(s.Bytes), strings.Join(s.Files, ", "))
 		}
 		if in := e.Incremental; in != nil {
 			state := "state unchanged"
@@ -450,16 +445,14 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 			case u.Resumed:
 				fmt.Fprintf(w, "  %s: %d rows, finished by an earlier run\n", u.Unit, u.Rows)
 			case u.Error != "":
-				fmt.Fprintf(w, "  %s: FAILED after %d attempt(s): %s\n", u.Unit, u.Attempts, u.Error)
+				// The error itself is printed once, when the command ends.
+				fmt.Fprintf(w, "  %s: FAILED after %d attempt(s)\n", u.Unit, u.Attempts)
 			default:
 				fmt.Fprintf(w, "  %s: %d rows in %.2fs (%s)\n", u.Unit, u.Rows, u.Duration.Seconds(), u.Range)
 			}
 		}
 		for _, rt := range e.Retries {
 			fmt.Fprintf(w, "  retry: %s attempt %d failed (%s); retried after %s\n", rt.Unit, rt.Attempt, rt.Error, rt.Delay.Round(time.Millisecond))
-		}
-		if e.Error != "" {
-			fmt.Fprintf(w, "  %s: FAILED: %s\n", e.Name, e.Error)
 		}
 	}
 	if sum.Manifest != "" {
@@ -476,11 +469,12 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 
 func newExportCmd(g *globalOpts) *cobra.Command {
 	var (
-		source, passwordEnv, query, name, out, timeout, where, verify string
-		tables, to, columns, sets                                     []string
-		target                                                        string
-		parallel                                                      int
-		summaryJSON                                                   string
+		src                             sourceFlags
+		query, name, out, where, verify string
+		tables, to, columns, sets       []string
+		target                          string
+		parallel                        int
+		summaryJSON                     string
 	)
 	cmd := &cobra.Command{
 		Use:   "export",
@@ -491,31 +485,37 @@ func newExportCmd(g *globalOpts) *cobra.Command {
       --set csv.dialect=postgres --set csv.header=false --set parquet.compression=snappy
   tdsextract export --source 'sqlserver://sa@127.0.0.1:1433?database=sample' \
       --password-env MSSQL_PASSWORD --table dbo.orders --to postgres --target 'postgres://app@127.0.0.1:5432/dw'`,
-		Args: cobra.NoArgs,
+		Args: noArgs("export"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := viper.New()
-			bindJobEnv(v)
-			if source == "" {
-				source = v.GetString("source.connection")
+			source, err := src.config("export")
+			if err != nil {
+				return err
 			}
-			if passwordEnv == "" {
-				passwordEnv = v.GetString("source.password_env")
-			}
-			if timeout == "" {
-				timeout = v.GetString("source.timeout")
-			}
-			if source == "" {
-				return &usageError{errors.New("export needs --source (or TDSEXTRACT_SOURCE_CONNECTION)")}
+			if err := positive("parallel", parallel); err != nil {
+				return err
 			}
 			if len(tables) == 0 && query == "" {
 				return &usageError{errors.New("export needs --table or --query")}
 			}
-			if query != "" && name == "" {
+			// --name names the one extract: the query, or the one table.
+			tableName := ""
+			switch {
+			case name != "" && query == "" && len(tables) > 1:
+				return &usageError{fmt.Errorf("--name names one extract: give one --table (not %d) or --query", len(tables))}
+			case query == "":
+				tableName = name
+			case name == "":
 				name = "query"
+			}
+			if out == stdoutOut {
+				if err := g.toStdout(to, sets, len(tables)+min(1, len(query))); err != nil {
+					return err
+				}
+				sets = append(sets, "csv.path="+stdoutOut)
 			}
 			job := &engine.JobConfig{
 				Name:        "export",
-				Source:      engine.SourceConfig{Connection: secret.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout},
+				Source:      source,
 				Parallel:    parallel,
 				SummaryFile: summaryJSON,
 			}
@@ -535,6 +535,9 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 					sets = append(sets, t+".connection="+target)
 				}
 			}
+			if err := exportFlagsUnused(cmd.Flags().Changed, len(tables), len(server)); err != nil {
+				return err
+			}
 			opts, err := sinkSets(g.registry, to, sets)
 			if err != nil {
 				return err
@@ -552,27 +555,25 @@ func newExportCmd(g *globalOpts) *cobra.Command {
 				job.Sinks = append(job.Sinks, engine.SinkConfig{Type: typ, Options: o})
 			}
 			for _, t := range tables {
-				job.Extracts = append(job.Extracts, engine.ExtractConfig{Table: t, Columns: columns, Where: where, Verify: verify})
+				job.Extracts = append(job.Extracts, engine.ExtractConfig{Name: tableName, Table: t, Columns: columns, Where: where, Verify: verify})
 			}
 			if query != "" {
 				job.Extracts = append(job.Extracts, engine.ExtractConfig{Name: name, Query: query})
 			}
-			return runJob(cmd.Context(), g, job, nil, nil)
+			return nameFlags(runJob(cmd.Context(), g, job, nil, nil), job)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&source, "source", "", "connection string (URL or ADO form); env TDSEXTRACT_SOURCE_CONNECTION")
-	f.StringVar(&passwordEnv, "password-env", "", "environment variable holding the password")
+	src.register(cmd)
 	f.StringSliceVar(&tables, "table", nil, "table to export (schema.table); repeat for several")
 	f.StringSliceVar(&columns, "columns", nil, "columns to export, in order (default all)")
 	f.StringVar(&where, "where", "", "SQL predicate for the table")
 	f.StringVar(&query, "query", "", "a SELECT to export instead of a table")
-	f.StringVar(&name, "name", "", "extract name for --query (file names derive from it)")
+	f.StringVar(&name, "name", "", "extract name of the --query, or of the one --table (file and table names derive from it; default the table's name, or query)")
 	f.StringSliceVar(&to, "to", []string{"csv"}, "sink types: "+strings.Join(g.registry.Names(), ", ")+", plugin:NAME (a plugin of the plugins directory) or plugin:./path/to/plugin")
-	f.StringVar(&out, "out", "out", "output directory (the sinks' path option)")
+	f.StringVar(&out, "out", "out", "output directory (the sinks' path option); - writes the CSV of one table or query to standard output")
 	f.StringVar(&target, "target", "", "the server of a sink that loads one (postgres): a postgres:// URL or host=... dbname=... string; each table goes to the table of the same name (lower case) in the target's default schema, created when missing")
 	f.StringArrayVar(&sets, "set", nil, "a sink option, sink.option=value (repeatable), e.g. --set csv.header=false --set parquet.compression=snappy; see tdsextract sinks NAME")
-	f.StringVar(&timeout, "timeout", "", `request deadline: a network-wait budget per query such as 30m, or "none" (default none)`)
 	f.StringVar(&verify, "verify", "none", "none or count (check row counts against COUNT_BIG(*))")
 	f.IntVar(&parallel, "parallel", 1, "tables to export at once")
 	f.StringVar(&summaryJSON, "summary-json", "", "also write the run summary as JSON to this file")

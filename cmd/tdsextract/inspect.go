@@ -10,16 +10,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/engine/catalog"
 	"github.com/tdsextract/tdsextract/engine/incremental"
 	"github.com/tdsextract/tdsextract/engine/session"
-	"github.com/tdsextract/tdsextract/internal/secret"
 	"github.com/tdsextract/tdsextract/sinks"
 )
 
 func newInspectCmd(g *globalOpts) *cobra.Command {
-	var source, passwordEnv, timeout string
+	var src sourceFlags
+	var query, name string
 	var tables, to, sets []string
 	cmd := &cobra.Command{
 		Use:   "inspect [job.yaml]",
@@ -27,28 +28,38 @@ func newInspectCmd(g *globalOpts) *cobra.Command {
 		Long: `inspect shows, for each table, the SELECT a run sends, its columns with their
 SQL Server types, and how each sink maps them with the options the run uses,
 flagging lossy mappings and saying why. Given a job file it inspects the job's
-table extracts (their columns, convert overrides and sinks with their options);
-otherwise the --table flags, with the --to sinks and their --set options.`,
+extracts (their columns, convert overrides and sinks with their options);
+otherwise the --table flags or the --query, with the --to sinks and their
+--set options. A query is described by the server (SET FMTONLY ON), not run.
+To list the tables of a database, use tdsextract tables.`,
 		Example: `  tdsextract inspect configs/parquet.yaml
   tdsextract inspect --source 'sqlserver://sa@127.0.0.1:14330?database=sample&encrypt=disable' \
-      --password-env PW --table dbo.type_matrix --to parquet --set parquet.timestamp_unit=nanos`,
-		Args: cobra.MaximumNArgs(1),
+      --password-env PW --table dbo.type_matrix --to parquet --set parquet.timestamp_unit=nanos
+  tdsextract inspect --source ... --password-env PW --query 'SELECT id, total FROM sales.orders'`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return &usageError{errors.New("inspect takes at most one job file: tdsextract inspect job.yaml")}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var job *engine.JobConfig
-			switch {
-			case len(args) == 1:
-				if source != "" || len(tables) > 0 || len(to) > 0 || len(sets) > 0 {
-					return &usageError{errors.New("inspect takes a job file or --source/--table/--to/--set, not both")}
+			if len(args) == 1 {
+				if src != (sourceFlags{}) || len(tables) > 0 || query != "" || len(to) > 0 || len(sets) > 0 {
+					return &usageError{errors.New("inspect takes a job file or --source/--table/--query/--to/--set, not both")}
 				}
 				var err error
 				if job, err = loadJob(args[0]); err != nil {
 					return err
 				}
-			case source == "":
-				return &usageError{errors.New("inspect needs a job file or --source")}
-			case len(tables) == 0:
-				return &usageError{errors.New("inspect needs --table")}
-			default:
+			} else {
+				source, err := src.config("inspect")
+				if err != nil {
+					return &usageError{errors.New("inspect needs a job file or --source (or TDSEXTRACT_SOURCE_CONNECTION)")}
+				}
+				if len(tables) == 0 && query == "" {
+					return &usageError{errors.New("inspect needs --table or --query (tdsextract tables lists the tables)")}
+				}
 				if len(to) == 0 {
 					to = builtinSinkNames(sinksWithoutRequired(g.registry))
 				}
@@ -56,28 +67,39 @@ otherwise the --table flags, with the --to sinks and their --set options.`,
 				if err != nil {
 					return err
 				}
-				job = &engine.JobConfig{Name: "inspect", Source: engine.SourceConfig{Connection: secret.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout}}
+				job = &engine.JobConfig{Name: "inspect", Source: source}
 				for _, t := range to {
 					job.Sinks = append(job.Sinks, engine.SinkConfig{Type: t, Options: opts[t]})
 				}
 				for _, t := range tables {
 					job.Extracts = append(job.Extracts, engine.ExtractConfig{Table: t})
 				}
+				if query != "" {
+					if name == "" {
+						name = "query"
+					}
+					job.Extracts = append(job.Extracts, engine.ExtractConfig{Name: name, Query: query})
+				}
 			}
 			plan, err := engine.Resolve(job, g.registry)
 			if err != nil {
-				return &engine.JobError{Kind: engine.KindConfig, Err: err}
+				err = &engine.JobError{Kind: engine.KindConfig, Err: err}
+			} else {
+				err = inspect(cmd.Context(), g.stdout, plan)
 			}
-			return inspect(cmd.Context(), g.stdout, plan)
+			if len(args) == 0 {
+				err = nameFlags(err, job) // the job is the flags'
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&source, "source", "", "connection string (URL or ADO form)")
-	f.StringVar(&passwordEnv, "password-env", "", "environment variable holding the password")
+	src.register(cmd)
 	f.StringSliceVar(&tables, "table", nil, "table to inspect (schema.table); repeat for several")
+	f.StringVar(&query, "query", "", "a SELECT to describe (the server describes its result without running it)")
+	f.StringVar(&name, "name", "", "extract name for --query (default query)")
 	f.StringSliceVar(&to, "to", nil, "sinks whose mapping to show (default: every built-in sink that needs no option; name postgres here with --set postgres.connection=...)")
 	f.StringArrayVar(&sets, "set", nil, "a sink option as the run would set it, sink.option=value (repeatable)")
-	f.StringVar(&timeout, "timeout", "", "request deadline, e.g. 30s")
 	return cmd
 }
 
@@ -88,16 +110,16 @@ otherwise the --table flags, with the --to sinks and their --set options.`,
 func inspect(ctx context.Context, w io.Writer, plan *engine.Plan) error {
 	conn, err := session.Connect(ctx, plan.Session)
 	if err != nil {
-		return &engine.JobError{Kind: engine.KindConnect, Err: err}
+		return &engine.JobError{Kind: engine.KindConnect, Err: engine.ConnectHint(err)}
 	}
 	defer conn.Close()
 	lossy := 0
 	for _, ex := range plan.Extracts {
+		inspectOne := inspectTable
 		if !ex.IsTable() {
-			fmt.Fprintf(w, "%s: a query extract; inspect describes table extracts\n\n", ex.Name)
-			continue
+			inspectOne = inspectQuery
 		}
-		n, err := inspectTable(ctx, w, conn, ex)
+		n, err := inspectOne(ctx, w, conn, ex)
 		if err != nil {
 			return err
 		}
@@ -128,6 +150,43 @@ func inspectTable(ctx context.Context, w io.Writer, conn *session.Conn, ex *engi
 	if len(wire) != len(proj.Items) {
 		return fail(engine.KindExtract, fmt.Errorf("the server described %d columns for %d selected", len(wire), len(proj.Items)))
 	}
+	fmt.Fprintf(w, "%s  (%d columns, about %d rows)\n  select: %s\n", tab.FullName(), len(proj.Items), tab.RowCount, proj.SQL(ex.Where))
+	if inc := ex.Incremental; inc != nil {
+		last := "none yet: the next run exports every row"
+		if st, err := incremental.Load(inc.StateFile); err != nil {
+			last = err.Error()
+		} else if st.Watermark != nil {
+			last = fmt.Sprintf("%s after %d runs", *st.Watermark, st.Runs)
+		}
+		fmt.Fprintf(w, "  incremental: the window [%s] > %s AND [%s] <= %s (the column's maximum when a run starts) is ANDed in; state %s, watermark %s\n",
+			inc.Column, incremental.ParamLo, inc.Column, incremental.ParamHi, inc.StateFile, last)
+	}
+	cols := make([]inspectColumn, len(proj.Items))
+	for i, it := range proj.Items {
+		c := it.Column
+		cols[i] = inspectColumn{name: c.Name, typ: c.SQLType(), nullable: c.Nullable}
+		if it.Expr != "" {
+			cols[i].typ += " as " + it.Expr
+		}
+	}
+	lossy, err = printMappings(w, ex, tab.Name, cols, wire)
+	if err != nil {
+		return fail(engine.KindConfig, err)
+	}
+	printKeys(w, tab)
+	fmt.Fprintln(w)
+	return lossy, nil
+}
+
+// inspectColumn is a row of inspect's column table.
+type inspectColumn struct {
+	name, typ string
+	nullable  bool
+}
+
+// printMappings prints the column table, one column of each sink's
+// mapping of the wire columns, then why each lossy mapping is lossy.
+func printMappings(w io.Writer, ex *engine.ExtractPlan, owner string, cols []inspectColumn, wire []decode.Column) (lossy int, err error) {
 	type sinkMap struct {
 		name string
 		m    []sinks.ColumnMapping
@@ -141,20 +200,9 @@ func inspectTable(ctx context.Context, w io.Writer, conn *session.Conn, ex *engi
 		}
 		m, err := sp.Factory.Mapping(sp.Options, wire)
 		if err != nil {
-			return fail(engine.KindConfig, fmt.Errorf("sink %s: %w", sp.Type, err))
+			return 0, fmt.Errorf("sink %s: %w", sp.Type, err)
 		}
 		maps = append(maps, sinkMap{sp.Type, m})
-	}
-	fmt.Fprintf(w, "%s  (%d columns, about %d rows)\n  select: %s\n", tab.FullName(), len(proj.Items), tab.RowCount, proj.SQL(ex.Where))
-	if inc := ex.Incremental; inc != nil {
-		last := "none yet: the next run exports every row"
-		if st, err := incremental.Load(inc.StateFile); err != nil {
-			last = err.Error()
-		} else if st.Watermark != nil {
-			last = fmt.Sprintf("%s after %d runs", *st.Watermark, st.Runs)
-		}
-		fmt.Fprintf(w, "  incremental: the window [%s] > %s AND [%s] <= %s (the column's maximum when a run starts) is ANDed in; state %s, watermark %s\n",
-			inc.Column, incremental.ParamLo, inc.Column, incremental.ParamHi, inc.StateFile, last)
 	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	hdr := "  #\tcolumn\tsql server type\tnull"
@@ -163,27 +211,22 @@ func inspectTable(ctx context.Context, w io.Writer, conn *session.Conn, ex *engi
 	}
 	fmt.Fprintln(tw, hdr+"\t")
 	var notes []string
-	for i, it := range proj.Items {
-		c := it.Column
+	for i, c := range cols {
 		null := "not null"
-		if c.Nullable {
+		if c.nullable {
 			null = "null"
 		}
-		typ := c.SQLType()
-		if it.Expr != "" {
-			typ += " as " + it.Expr
-		}
-		line := fmt.Sprintf("  %d\t%s\t%s\t%s", i+1, c.Name, typ, null)
+		line := fmt.Sprintf("  %d\t%s\t%s\t%s", i+1, c.name, c.typ, null)
 		for _, m := range maps {
 			mp := m.m[i]
 			if mp.Note != "" {
-				notes = append(notes, fmt.Sprintf("  %s -> %s: %s", tab.Name, m.name, mp.Note))
+				notes = append(notes, fmt.Sprintf("  %s -> %s: %s", owner, m.name, mp.Note))
 			}
 			cell := mp.Target
 			if mp.Lossy {
 				cell += " (LOSSY)"
 				lossy++
-				notes = append(notes, fmt.Sprintf("  %s.%s -> %s: %s", tab.Name, c.Name, m.name, mp.Why))
+				notes = append(notes, fmt.Sprintf("  %s.%s -> %s: %s", owner, c.name, m.name, mp.Why))
 			}
 			line += "\t" + cell
 		}
@@ -196,7 +239,27 @@ func inspectTable(ctx context.Context, w io.Writer, conn *session.Conn, ex *engi
 	if len(without) > 0 {
 		fmt.Fprintf(w, "  (%s cannot describe a mapping before running)\n", strings.Join(without, ", "))
 	}
-	printKeys(w, tab)
+	return lossy, nil
+}
+
+// inspectQuery describes a query extract as the server describes its
+// first result set under SET FMTONLY ON: the columns and types a run
+// would receive, without running the query or reading a row.
+func inspectQuery(ctx context.Context, w io.Writer, conn *session.Conn, ex *engine.ExtractPlan) (int, error) {
+	q := strings.TrimRight(strings.TrimSpace(ex.Query), "; \t\r\n")
+	wire, err := catalog.Describe(ctx, conn, "SET FMTONLY ON;\n"+q+"\n;SET FMTONLY OFF;", ex.Timeout)
+	if err != nil {
+		return 0, &engine.JobError{Kind: engine.KindExtract, Extract: ex.Name, Err: fmt.Errorf("describing the query: %w", err)}
+	}
+	fmt.Fprintf(w, "%s  (a query, %d columns)\n  select: %s\n", ex.Name, len(wire), q)
+	cols := make([]inspectColumn, len(wire))
+	for i := range wire {
+		cols[i] = inspectColumn{name: wire[i].Name, typ: decode.SQLTypeName(&wire[i]), nullable: wire[i].Nullable()}
+	}
+	lossy, err := printMappings(w, ex, ex.Name, cols, wire)
+	if err != nil {
+		return 0, &engine.JobError{Kind: engine.KindConfig, Extract: ex.Name, Err: err}
+	}
 	fmt.Fprintln(w)
 	return lossy, nil
 }

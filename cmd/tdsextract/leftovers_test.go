@@ -1,9 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,43 +27,16 @@ func TestHelperCLI(t *testing.T) {
 	if args == "" {
 		t.Skip("helper process only")
 	}
-	os.Exit(execute(context.Background(), strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	os.Exit(runMain(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 }
 
 // An export killed with SIGKILL leaves its hidden temporary file; the next
 // run of the same output removes it and publishes a complete file, and
 // nothing else is left.
 func TestKilledExportLeavesNothingAfterTheNextRun(t *testing.T) {
-	srv, err := tdsserver.Start(tdsserver.Config{
-		Addr: "127.0.0.1:0",
-		DB:   sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{"dbo.poc48": 3000}}),
-		// The first run stalls mid-table: killed while it writes.
-		Faults: tdsserver.Faults{StallAfterRows: 1500, Stall: time.Minute, Table: "poc48"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
 	dir := t.TempDir()
-	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
-	args := []string{"--quiet", "export", "--source", "sqlserver://sa@" + srv.Addr() + "?database=sample&encrypt=disable",
-		"--password-env", "TEST_PW", "--table", "dbo.poc48", "--to", "csv", "--out", dir}
-
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCLI$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "TDSEXTRACT_ARGS="+strings.Join(args, "\x1f"))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	srv, cmd, args := startStalledExport(t, dir, nil)
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	var left []string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if left, _ = filepath.Glob(filepath.Join(dir, ".poc48.csv.tmp-*")); len(left) == 1 && srv.Stats().RowsSent >= 1500 {
-			break
-		}
-	}
-	if len(left) != 1 {
-		t.Fatalf("the export did not start writing: %v", sinktest.DirEntries(t, dir))
-	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -109,14 +82,14 @@ extracts:
           if_exists: %s
 `, srv.Addr(), out, mode))
 	}
-	if code, o, e := runCLI(t, "--quiet", "run", job("replace")); code != 0 {
+	if code, o, e := runCLI(t, "--log-level", "warn", "run", job("replace")); code != 0 {
 		t.Fatalf("first run: %d\n%s%s", code, o, e)
 	}
 	first, _ := os.ReadFile(filepath.Join(out, "poc48.csv"))
 	sent := srv.Stats().RowsSent
 
 	sum := filepath.Join(dir, "summary.json")
-	code, o, e := runCLI(t, "--quiet", "run", "--summary-json", sum, job("skip"))
+	code, o, e := runCLI(t, "--log-level", "warn", "run", "--summary-json", sum, job("skip"))
 	if code != 0 || !strings.Contains(o, "skipped: output "+filepath.Join(out, "poc48.csv")+" exists (if_exists: skip)") {
 		t.Fatalf("skip: exit %d\n%s%s", code, o, e)
 	}
@@ -128,7 +101,7 @@ extracts:
 		t.Fatalf("skip still read the table (%d rows sent)", d)
 	}
 
-	code, o, e = runCLI(t, "--quiet", "run", job("fail"))
+	code, o, e = runCLI(t, "--log-level", "warn", "run", job("fail"))
 	if code != exitExtract || !strings.Contains(o+e, "if_exists: fail") {
 		t.Fatalf("fail: exit %d\n%s%s", code, o, e)
 	}
@@ -138,4 +111,43 @@ extracts:
 	if got := sinktest.DirEntries(t, out); !slices.Equal(got, []string{"poc48.csv"}) {
 		t.Fatalf("left: %v", got)
 	}
+}
+
+// startStalledExport starts, in a process of its own, an export of
+// dbo.poc48 (3000 rows) into dir that the server stalls after 1500 rows,
+// and waits until the export's temporary file is there; it returns the
+// server, the process and the export's arguments.
+func startStalledExport(t *testing.T, dir string, stderr io.Writer) (*tdsserver.Server, *exec.Cmd, []string) {
+	t.Helper()
+	srv, err := tdsserver.Start(tdsserver.Config{
+		Addr: "127.0.0.1:0",
+		DB:   sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{"dbo.poc48": 3000}}),
+		// The run stalls mid-table: killed or interrupted while it writes.
+		Faults: tdsserver.Faults{StallAfterRows: 1500, Stall: time.Minute, Table: "poc48"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
+	args := []string{"--log-level", "warn", "export", "--source", "sqlserver://sa@" + srv.Addr() + "?database=sample&encrypt=disable",
+		"--password-env", "TEST_PW", "--table", "dbo.poc48", "--to", "csv", "--out", dir}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCLI$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TDSEXTRACT_ARGS="+strings.Join(args, "\x1f"))
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if left, _ = filepath.Glob(filepath.Join(dir, ".poc48.csv.tmp-*")); len(left) == 1 && srv.Stats().RowsSent >= 1500 {
+			break
+		}
+	}
+	if len(left) != 1 {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the export did not start writing: %v", sinktest.DirEntries(t, dir))
+	}
+	return srv, cmd, args
 }

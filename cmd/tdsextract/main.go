@@ -9,9 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/signal"
-	"syscall"
+	"strings"
 
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/sinks"
@@ -21,8 +21,11 @@ import (
 )
 
 // builtinSinks is the registry of the sinks built into the binary.
-func builtinSinks() *sinks.Registry {
-	r, err := sinks.NewRegistry(csv.Factory(), parquet.Factory(), postgres.Factory())
+func builtinSinks() *sinks.Registry { return builtinSinksTo(os.Stdout) }
+
+// builtinSinksTo is builtinSinks whose csv sink writes path "-" to stdout.
+func builtinSinksTo(stdout io.Writer) *sinks.Registry {
+	r, err := sinks.NewRegistry(csv.FactoryTo(stdout), parquet.Factory(), postgres.Factory())
 	if err != nil {
 		panic(err) // two built-in sinks with one name: a programming error
 	}
@@ -50,11 +53,7 @@ const (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(execute(ctx, os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // usageError marks errors in the command line itself.
 type usageError struct{ err error }
@@ -115,7 +114,17 @@ func execute(ctx context.Context, args []string, stdout, stderr *os.File) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "tdsextract: %v\n", err)
+		printError(stderr, err)
 	}
 	return exitCode(err)
+}
+
+// printError prints err once, each of its lines (joined errors: every
+// problem of a job file, every failed extract) as "tdsextract: ...".
+func printError(w io.Writer, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if strings.TrimSpace(line) != "" {
+			fmt.Fprintf(w, "tdsextract: %s\n", line)
+		}
+	}
 }

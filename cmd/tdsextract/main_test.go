@@ -81,17 +81,23 @@ func TestConfigsValidate(t *testing.T) {
 		t.Fatalf("configs: %v %v", files, err)
 	}
 	// A dry run builds the plan, ${VAR} expanded: without the variable a
-	// scheduler passes, it says which variable and where.
-	since := writeFile(t, t.TempDir(), "since.yaml", `source: {connection: "sqlserver://sa@127.0.0.1:14330?database=sample"}
+	// scheduler passes, it says which variable and where; without the
+	// password variable, that it is not set (before anything connects, not
+	// as a failed login).
+	t.Setenv("TDSEXTRACT_SAMPLE_PASSWORD", "")
+	os.Unsetenv("TDSEXTRACT_SAMPLE_PASSWORD")
+	since := writeFile(t, t.TempDir(), "since.yaml", `source: {connection: "sqlserver://sa@127.0.0.1:14330?database=sample", password_env: TDSEXTRACT_SAMPLE_PASSWORD}
 extracts:
   - table: sales.orders
     where: "order_id > ${SINCE_ORDER_ID}"
     sinks: [{type: csv}]
 `)
 	code, _, errOut := runCLI(t, "run", "--dry-run", since)
-	if code != exitConfig || !strings.Contains(errOut, "SINCE_ORDER_ID") || !strings.Contains(errOut, "since.yaml: extracts[0].where") {
-		t.Errorf("dry run without SINCE_ORDER_ID: code %d: %s", code, errOut)
+	if code != exitConfig || !strings.Contains(errOut, "SINCE_ORDER_ID") || !strings.Contains(errOut, "since.yaml: extracts[0].where") ||
+		!strings.Contains(errOut, "since.yaml: source.password_env: environment variable TDSEXTRACT_SAMPLE_PASSWORD is not set") {
+		t.Errorf("dry run without SINCE_ORDER_ID and the password: code %d: %s", code, errOut)
 	}
+	t.Setenv("TDSEXTRACT_SAMPLE_PASSWORD", tdsserver.DefaultPassword)
 	for _, f := range files {
 		job, err := loadJob(f)
 		if err != nil {
@@ -153,7 +159,7 @@ extracts:
 			os.RemoveAll(outDir)
 			name := "bad-" + strings.Fields(c.name)[0] + ".yaml"
 			p := writeFile(t, dir, name, c.body)
-			code, out, errOut := runCLI(t, "--quiet", "run", p)
+			code, out, errOut := runCLI(t, "--log-level", "warn", "run", p)
 			if code != c.code {
 				t.Fatalf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errOut)
 			}
@@ -178,7 +184,7 @@ func TestExportAndInspect(t *testing.T) {
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
 	sum := filepath.Join(dir, "summary.json")
-	code, out, errOut := runCLI(t, "--quiet", "export", "--source", src, "--password-env", "TEST_PW",
+	code, out, errOut := runCLI(t, "--log-level", "warn", "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "dbo.poc48", "--table", "sales.orders", "--to", "csv", "--out", dir, "--timeout", "1m",
 		"--verify", "count", "--summary-json", sum)
 	if code != 0 {
@@ -245,7 +251,7 @@ func TestDemo(t *testing.T) {
 		t.Skip("demo exports every sample table")
 	}
 	dir := t.TempDir()
-	code, out, errOut := runCLI(t, "--quiet", "demo", "--out", dir)
+	code, out, errOut := runCLI(t, "--log-level", "warn", "demo", "--out", dir)
 	if code != 0 {
 		t.Fatalf("demo: code %d\n%s\n%s", code, out, errOut)
 	}
@@ -267,7 +273,7 @@ func TestSetOptionsAndInspectJob(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
-	code, out, errOut := runCLI(t, "--quiet", "export", "--source", src, "--password-env", "TEST_PW",
+	code, out, errOut := runCLI(t, "--log-level", "warn", "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "warehouse.sites", "--to", "csv", "--out", dir, "--set", "csv.header=false", "--set", "csv.delimiter=;")
 	if code != 0 {
 		t.Fatalf("export --set: code %d\n%s\n%s", code, out, errOut)

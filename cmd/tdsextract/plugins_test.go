@@ -35,7 +35,7 @@ func TestPluginSinksOnTheCommandLine(t *testing.T) {
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
 	dir := t.TempDir()
-	code, out, errOut = runCLI(t, "--quiet", "--plugins-dir", plugdir, "export", "--source", src, "--password-env", "TEST_PW",
+	code, out, errOut = runCLI(t, "--log-level", "warn", "--plugins-dir", plugdir, "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "sales.orders", "--to", "plugin:jsonl,csv", "--out", dir, "--set", "plugin:jsonl.batch_rows=64")
 	if code != 0 {
 		t.Fatalf("export: code %d\n%s\n%s", code, out, errOut)

@@ -25,7 +25,7 @@ func TestExportToPostgres(t *testing.T) {
 	srv := startServer(t, map[string]int64{"dbo.poc48": 1500, "sales.orders": 200})
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
-	code, out, errOut := runCLI(t, "--quiet", "export", "--source", src, "--password-env", "TEST_PW",
+	code, out, errOut := runCLI(t, "--log-level", "warn", "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "dbo.poc48", "--table", "sales.orders", "--to", "postgres", "--target", pg, "--verify", "count")
 	if code != 0 {
 		t.Fatalf("export: code %d\n%s\n%s", code, out, errOut)
@@ -45,7 +45,7 @@ func TestExportToPostgres(t *testing.T) {
 	if !strings.Contains(out, "-> postgres: 1500 rows") {
 		t.Errorf("summary:\n%s", out)
 	}
-	code, _, errOut = runCLI(t, "--quiet", "export", "--source", src, "--password-env", "TEST_PW", "--table", "dbo.poc48", "--to", "postgres")
+	code, _, errOut = runCLI(t, "--log-level", "warn", "export", "--source", src, "--password-env", "TEST_PW", "--table", "dbo.poc48", "--to", "postgres")
 	if code != exitConfig || !strings.Contains(errOut, "--target") {
 		t.Errorf("no --target: code %d %s", code, errOut)
 	}
@@ -65,7 +65,7 @@ func TestExportToPostgres(t *testing.T) {
 		"postgres://app:" + pw + "@" + dead + "/db?sslmode=disable&connect_timeout=5",
 		strings.Replace(pg, "postgres@", "nosuchrole:"+pw+"@", 1),
 	} {
-		code, out, errOut := runCLI(t, "--quiet", "export", "--source", src, "--password-env", "TEST_PW", "--table", "dbo.poc48", "--to", "postgres", "--target", target)
+		code, out, errOut := runCLI(t, "--log-level", "warn", "export", "--source", src, "--password-env", "TEST_PW", "--table", "dbo.poc48", "--to", "postgres", "--target", target)
 		if code != exitConnect {
 			t.Errorf("%s: exit code %d, want %d\n%s%s", secret.Secret(target), code, exitConnect, out, errOut)
 		}

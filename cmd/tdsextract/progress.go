@@ -1,13 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
+	"math"
 	"os"
-	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/vbauerster/cupwriter"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
@@ -26,8 +29,8 @@ func newProgress(g *globalOpts) progress {
 	if g.quiet {
 		return quietProgress{}
 	}
-	if isTerminal(g.stderr) && g.logFormat != "json" {
-		return &barProgress{p: mpb.New(mpb.WithOutput(g.stderr), mpb.WithRefreshRate(200*time.Millisecond)), bars: map[string]*bar{}}
+	if isTerminal(g.stderr) && !strings.EqualFold(g.logFormat, "json") {
+		return newBarProgress(g.stderr)
 	}
 	return &logProgress{log: g.logger(), every: 10 * time.Second, last: map[string]time.Time{}}
 }
@@ -39,10 +42,10 @@ func isTerminal(f *os.File) bool {
 
 type quietProgress struct{}
 
-func (quietProgress) Start(string, int64)                {}
-func (quietProgress) Update(string, int64, int64)        {}
-func (quietProgress) Finish(string, int64, int64, error) {}
-func (quietProgress) Wait()                              {}
+func (quietProgress) Start(string, int64, time.Time)              {}
+func (quietProgress) Update(string, int64, int64)                 {}
+func (quietProgress) Finish(string, int64, int64, float64, error) {}
+func (quietProgress) Wait()                                       {}
 
 // logProgress logs start, finish and, at most every `every`, progress.
 type logProgress struct {
@@ -52,7 +55,7 @@ type logProgress struct {
 	last  map[string]time.Time
 }
 
-func (l *logProgress) Start(ex string, est int64) {
+func (l *logProgress) Start(ex string, est int64, _ time.Time) {
 	l.mu.Lock()
 	l.last[ex] = time.Now()
 	l.mu.Unlock()
@@ -72,44 +75,101 @@ func (l *logProgress) Update(ex string, rows, bytes int64) {
 	}
 }
 
-func (l *logProgress) Finish(ex string, rows, bytes int64, err error) {
+func (l *logProgress) Finish(ex string, rows, bytes int64, rate float64, err error) {
 	if err != nil {
-		l.log.Error("extract failed", "extract", ex, "rows", rows, "wire_bytes", bytes, "error", err)
+		// The error itself is printed once, when the command ends.
+		l.log.Error("extract failed", "extract", ex, "rows", rows, "wire_bytes", bytes)
 		return
 	}
-	l.log.Info("extract finished", "extract", ex, "rows", rows, "wire_bytes", bytes)
+	l.log.Info("extract finished", "extract", ex, "rows", rows, "wire_bytes", bytes, "rows_per_s", math.Round(rate))
 }
 
 func (l *logProgress) Wait() {}
 
-// barProgress draws one bar per extract: rows, rows/s, bytes and, when the
-// row count is known, a percentage and ETA.
+// barProgress draws one line per extract: its name, a bar (a percentage
+// and an ETA when the row count is known; a spinner when it is not, as
+// for a filtered extract), rows, rows/s and wire MiB, in the summary's
+// units and by its definition of rows/s (engine.Progress).
 type barProgress struct {
 	p    *mpb.Progress
 	mu   sync.Mutex
 	bars map[string]*bar
 }
 
-type bar struct {
-	b     *mpb.Bar
-	bytes atomic.Int64 // wire bytes, read by the bar's decorator
+func newBarProgress(out *os.File) *barProgress {
+	cw := &sizedConsole{Writer: cupwriter.New(out, false)}
+	return &barProgress{p: mpb.New(mpb.WithConsoleWriter(cw), mpb.WithAutoRefresh(), mpb.WithRefreshRate(200*time.Millisecond)), bars: map[string]*bar{}}
 }
 
-func (p *barProgress) Start(ex string, est int64) {
-	total := est
-	if total < 0 {
-		total = 0 // unknown: a spinner-like bar without ETA
+// sizedConsole is mpb's console writer, except that a terminal that
+// reports no size (0 columns, as a pty nobody sized, or an error) is
+// drawn 80 columns wide instead of not at all.
+type sizedConsole struct{ *cupwriter.Writer }
+
+func (c *sizedConsole) GetTermSize() (width, height int, err error) {
+	width, height, err = c.Writer.GetTermSize()
+	if err != nil || width <= 0 {
+		width = 80
 	}
-	st := &bar{}
-	decorators := []decor.Decorator{
-		decor.CurrentNoUnit("%d rows"),
-		decor.AverageSpeed(0, " %.0f rows/s"),
-		decor.Any(func(decor.Statistics) string { return " " + humanBytes(st.bytes.Load()) }),
+	if err != nil || height <= 0 {
+		height = 24
 	}
+	return width, height, nil
+}
+
+type bar struct {
+	b     *mpb.Bar
+	est   int64
+	began time.Time
+	rows  atomic.Int64
+	bytes atomic.Int64 // wire bytes
+	// final is the summary's rows/s once finished (as float64 bits).
+	final    atomic.Uint64
+	finished atomic.Bool
+}
+
+// rate is rows/s: the summary's once finished, else rows over the time
+// since the extract began.
+func (st *bar) rate() float64 {
+	if st.finished.Load() {
+		return math.Float64frombits(st.final.Load())
+	}
+	d := time.Since(st.began).Seconds()
+	if d <= 0 {
+		return 0
+	}
+	return float64(st.rows.Load()) / d
+}
+
+// stats is the text after the bar.
+func (st *bar) stats() string {
+	rows := st.rows.Load()
+	s := fmt.Sprintf(" %d rows  %.0f rows/s  %s", rows, st.rate(), mib(st.bytes.Load()))
+	if st.est > 0 && !st.finished.Load() {
+		pct := min(99, 100*rows/st.est) // a stale estimate never shows 100% before the end
+		s += fmt.Sprintf("  %d%%", pct)
+		if r := st.rate(); r > 0 && rows < st.est {
+			s += "  ETA " + (time.Duration(float64(st.est-rows)/r) * time.Second).Round(time.Second).String()
+		}
+	}
+	return s
+}
+
+func (p *barProgress) Start(ex string, est int64, began time.Time) {
+	if began.IsZero() {
+		began = time.Now()
+	}
+	st := &bar{est: est, began: began}
+	name := mpb.PrependDecorators(decor.Name(ex, decor.WCSyncSpaceR))
+	info := mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return st.stats() }))
 	if est > 0 {
-		decorators = append(decorators, decor.Percentage(decor.WCSyncSpace), decor.Name(" ETA "), decor.AverageETA(decor.ET_STYLE_GO))
+		// Total 0 leaves completion to Finish: a stale estimate lower than
+		// the rows must not end the bar early.
+		st.b = p.p.AddBar(0, name, info)
+		st.b.SetTotal(est, false)
+	} else {
+		st.b = p.p.New(0, mpb.SpinnerStyle(), name, info)
 	}
-	st.b = p.p.AddBar(total, mpb.PrependDecorators(decor.Name(ex, decor.WCSyncSpaceR)), mpb.AppendDecorators(decorators...))
 	p.mu.Lock()
 	p.bars[ex] = st
 	p.mu.Unlock()
@@ -123,17 +183,25 @@ func (p *barProgress) get(ex string) *bar {
 
 func (p *barProgress) Update(ex string, rows, bytes int64) {
 	if st := p.get(ex); st != nil {
+		st.rows.Store(rows)
 		st.bytes.Store(bytes)
-		st.b.SetCurrent(rows)
+		if st.est > 0 {
+			st.b.SetCurrent(min(rows, st.est))
+		} else {
+			st.b.SetCurrent(rows)
+		}
 	}
 }
 
-func (p *barProgress) Finish(ex string, rows, bytes int64, err error) {
+func (p *barProgress) Finish(ex string, rows, bytes int64, rate float64, err error) {
 	st := p.get(ex)
 	if st == nil {
 		return
 	}
+	st.rows.Store(rows)
 	st.bytes.Store(bytes)
+	st.final.Store(math.Float64bits(rate))
+	st.finished.Store(true)
 	if err != nil {
 		st.b.Abort(false)
 		return
@@ -143,16 +211,6 @@ func (p *barProgress) Finish(ex string, rows, bytes int64, err error) {
 
 func (p *barProgress) Wait() { p.p.Wait() }
 
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return formatFloat(float64(n)/(1<<30)) + " GiB"
-	case n >= 1<<20:
-		return formatFloat(float64(n)/(1<<20)) + " MiB"
-	case n >= 1<<10:
-		return formatFloat(float64(n)/(1<<10)) + " KiB"
-	}
-	return formatFloat(float64(n)) + " B"
-}
-
-func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
+// mib is n bytes in MiB with one decimal: the unit of every byte count
+// the CLI prints (the bar, the summary table, each sink's line).
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -158,7 +158,7 @@ schema (customers, products, orders, order_lines), the warehouse schema (sites,
 stock, movements, the view low_stock and two sequences: what a migration must
 find in a catalog) and text tables in code pages 1252, 1251, 932 and UTF-8.
 Login: sa / Sample-Passw0rd unless changed.`,
-		Args: cobra.NoArgs,
+		Args: noArgs("sample-server"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := sf.config()
 			if err != nil {
@@ -206,7 +206,7 @@ func newDemoCmd(g *globalOpts) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Start the built-in sample server and export sample tables to ./out",
-		Args:  cobra.NoArgs,
+		Args:  noArgs("demo"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var sf serverFlags
 			sf.listen, sf.user, sf.password, sf.database, sf.encrypt, sf.seed, sf.packetSize =
@@ -242,7 +242,9 @@ func newDemoCmd(g *globalOpts) *cobra.Command {
 				ex := engine.ExtractConfig{Table: t, Verify: "count"}
 				job.Extracts = append(job.Extracts, ex)
 			}
-			fmt.Fprintf(g.stdout, "demo: sample server on %s; exporting %d tables to %s (%s)\n", srv.Addr(), len(demoTables), out, strings.Join(to, ", "))
+			if !g.quiet {
+				fmt.Fprintf(g.stdout, "demo: sample server on %s; exporting %d tables to %s (%s)\n", srv.Addr(), len(demoTables), out, strings.Join(to, ", "))
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
 			defer cancel()
 			return runJob(ctx, g, job, nil, nil)

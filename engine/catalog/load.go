@@ -28,6 +28,10 @@ type Options struct {
 	Sequences bool
 	// Timeout is the request deadline of each catalog query.
 	Timeout session.Timeout
+	// NoWire skips the zero-row SELECT * of every table that fills
+	// Column.Wire: enough to list tables with their columns and row
+	// counts, one batch fewer per describeBatch tables.
+	NoWire bool
 }
 
 // The catalog queries. Each reads one catalog view (joined only with
@@ -204,6 +208,9 @@ func Load(ctx context.Context, q Querier, opts Options) (*Database, error) {
 	}
 	if err := loadDetails(ctx, q, db.Tables, opts.Timeout); err != nil {
 		return nil, err
+	}
+	if opts.NoWire {
+		return db, nil
 	}
 	if err := describe(ctx, q, db.Tables, opts.Timeout); err != nil {
 		return nil, err

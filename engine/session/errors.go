@@ -79,6 +79,24 @@ func (e *TimeoutError) Timeout() bool     { return true }
 func (e *TimeoutError) Temporary() bool   { return true }
 func (e *TimeoutError) Is(err error) bool { return err == context.DeadlineExceeded }
 
+// ConnectTimeoutError reports that dial, TLS and login did not finish
+// within the connect timeout (Config.ConnectTimeout, DefaultConnectTimeout
+// when unset). It is not a request timeout: no query had started.
+type ConnectTimeoutError struct {
+	Limit time.Duration
+	Err   error // what the connect was waiting for when the time ran out
+}
+
+func (e *ConnectTimeoutError) Error() string {
+	return fmt.Sprintf("engine: connect timeout: no session within %v (dial, TLS and login); check that the address is the server's and that it answers, or raise the connect timeout (source.connect_timeout, --connect-timeout, or \"connect timeout\" in the connection string; default %v)",
+		e.Limit, DefaultConnectTimeout)
+}
+
+func (e *ConnectTimeoutError) Unwrap() error     { return e.Err }
+func (e *ConnectTimeoutError) Timeout() bool     { return true }
+func (e *ConnectTimeoutError) Temporary() bool   { return true }
+func (e *ConnectTimeoutError) Is(err error) bool { return err == context.DeadlineExceeded }
+
 // NetError is a network failure of a session (connection reset, EOF in the
 // middle of a response, dial failure). The connection is closed.
 type NetError struct {

@@ -49,12 +49,17 @@ func ConnectWithin(ctx context.Context, cfg Config, t Timeout) (*Conn, Timeout, 
 	if limit == 0 {
 		limit = DefaultConnectTimeout
 	}
+	// byBudget: the request's budget, not the connect timeout, bounds
+	// this connect (a reconnect late in a request), and its expiry is the
+	// request's timeout.
+	byBudget := false
 	if d, ok := t.Budget(); ok && (limit < 0 || d < limit) {
 		if d == 0 {
 			return nil, t, &TimeoutError{Op: "connect", Budget: d, Err: context.DeadlineExceeded}
 		}
-		limit = d
+		limit, byBudget = d, true
 	}
+	outer := ctx
 	if limit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, limit)
@@ -82,12 +87,27 @@ func ConnectWithin(ctx context.Context, cfg Config, t Timeout) (*Conn, Timeout, 
 	}
 	remaining := t.Spend(time.Since(start))
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-			err = &TimeoutError{Op: "connect", Budget: limit, Err: err}
+		if limit > 0 && outer.Err() == nil && !expired(outer) && expired(ctx) {
+			if byBudget {
+				err = &TimeoutError{Op: "connect", Budget: limit, Err: err}
+			} else {
+				err = &ConnectTimeoutError{Limit: limit, Err: err}
+			}
 		}
 		return nil, remaining, err
 	}
 	return c, remaining, nil
+}
+
+// expired reports whether ctx's deadline has passed. The socket carries
+// the same deadline, so a read can fail with an i/o timeout an instant
+// before the context's own timer marks it done: the clock decides.
+func expired(ctx context.Context) bool {
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 // connectRouted opens a session and follows one routing hop (read-only

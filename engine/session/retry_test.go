@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -154,5 +155,49 @@ func TestConnectRetryNeverRetriesRefusedLogin(t *testing.T) {
 				t.Fatalf("%d attempts for a refused login, want 1", n)
 			}
 		})
+	}
+}
+
+// A server that accepts the connection and never answers ends the connect
+// at the connect timeout, reported as a connect timeout (not as a request
+// timeout, and not as the bare i/o error of the read that was waiting),
+// whichever of the socket deadline and the context's timer fires first.
+// A request budget shorter than the connect timeout is the request's
+// timeout.
+func TestConnectTimeoutIsReportedAsSuch(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	// Never accepted: the kernel completes the handshake and holds the
+	// connection in the backlog, where nothing ever answers.
+	port := ln.Addr().(*net.TCPAddr).Port
+	for _, enc := range []EncryptMode{EncryptDisable, EncryptOptional, EncryptStrict} {
+		for i := 0; i < 3; i++ {
+			cfg := Config{Host: "127.0.0.1", Port: port, User: "u", Password: "p", Encrypt: enc, ConnectTimeout: 80 * time.Millisecond}
+			_, err := Connect(context.Background(), cfg)
+			var ct *ConnectTimeoutError
+			if !errors.As(err, &ct) || ct.Limit != 80*time.Millisecond || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("encrypt %v: %v (%T), want a ConnectTimeoutError", enc, err, err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "connect timeout: no session within 80ms") || strings.Contains(msg, "request timeout") ||
+				!strings.Contains(msg, "source.connect_timeout") {
+				t.Fatalf("message: %s", msg)
+			}
+		}
+	}
+	cfg := Config{Host: "127.0.0.1", Port: port, User: "u", Password: "p", Encrypt: EncryptDisable, ConnectTimeout: time.Minute}
+	_, _, err = ConnectWithin(context.Background(), cfg, TimeoutOf(80*time.Millisecond))
+	var te *TimeoutError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), "request timeout") {
+		t.Fatalf("budget-bound connect: %v", err)
+	}
+	// A cancelled run is a cancellation, not a timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Millisecond)
+	defer cancel()
+	_, err = Connect(ctx, cfg)
+	if errors.As(err, new(*ConnectTimeoutError)) {
+		t.Fatalf("the caller's deadline reported as the connect timeout: %v", err)
 	}
 }

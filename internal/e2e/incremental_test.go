@@ -394,11 +394,11 @@ type insertOnStart struct {
 	e *incEnv
 }
 
-func (p insertOnStart) Start(string, int64) {
+func (p insertOnStart) Start(string, int64, time.Time) {
 	p.e.insertAt(p.t, sampledb.EventsBase, 99*10_000_000)
 }
 func (insertOnStart) Update(string, int64, int64)        {}
-func (insertOnStart) Finish(string, int64, int64, error) {}
+func (insertOnStart) Finish(string, int64, int64, float64, error) {}
 
 // A row committed while a run goes on, after it fixed its window, is left
 // for the next run: the run is bounded by the high watermark it read at

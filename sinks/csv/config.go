@@ -41,6 +41,11 @@ type Config struct {
 	IfExists string `mapstructure:"if_exists"`
 }
 
+// StdoutPath as the path writes the CSV to standard output (one extract,
+// never split): the rows stream as they arrive, so a failed run may have
+// written some of them, and only the exit status says it failed.
+const StdoutPath = "-"
+
 // Defaults.
 const (
 	DefaultPath       = "out/"
@@ -53,7 +58,7 @@ const (
 // another is checked by Config.check.
 var Spec = sinks.Spec{
 	{Name: "path", Type: sinks.String, Default: DefaultPath,
-		Doc: "Output: a directory (existing, or ending in `/`) that gets `<extract>.csv` (`.csv.gz`, `.csv.zst`), or a file template where `{extract}`, `{schema}` and `{table}` are replaced."},
+		Doc: "Output: a directory (existing, or ending in `/`) that gets `<extract>.csv` (`.csv.gz`, `.csv.zst`), or a file template where `{extract}`, `{schema}` and `{table}` are replaced; `-` is standard output (streamed, never split, not atomic)."},
 	{Name: "header", Type: sinks.Bool, Default: true, Doc: "Write the column names as the first line of every file."},
 	{Name: "dialect", Type: sinks.Enum, Values: []string{"rfc4180", "postgres"}, Default: "rfc4180",
 		Doc: "`rfc4180`: NULL is an unquoted empty field, the empty string a quoted `\"\"`. `postgres`: exactly what `COPY ... WITH (FORMAT csv, HEADER true)` reads back (bytea as `\\x` hex, vector as a `{..}` array literal)."},
@@ -139,6 +144,13 @@ func (c *Config) check() error {
 	}
 	if c.Compression == "zstd" && c.CompressionLevel > 4 {
 		bad("compression_level", "%d: zstd takes 1..4 (0 = default)", c.CompressionLevel)
+	}
+	if c.Path == StdoutPath && (c.MaxRows > 0 || c.MaxBytes > 0) {
+		key := "max_rows"
+		if c.MaxRows == 0 {
+			key = "max_bytes"
+		}
+		bad(key, "standard output (path %q) is one stream: it cannot be split into numbered files", StdoutPath)
 	}
 	return errors.Join(errs...)
 }

@@ -21,10 +21,20 @@ import (
 )
 
 // Factory is the csv sink's factory, for a sinks.Registry.
-func Factory() sinks.Factory {
+func Factory() sinks.Factory { return FactoryTo(os.Stdout) }
+
+// FactoryTo is Factory whose sinks write path "-" (StdoutPath) to stdout.
+func FactoryTo(stdout io.Writer) sinks.Factory {
+	newSink := func(c Config) (*Sink, error) {
+		s, err := New(c)
+		if s != nil && s.stdout != nil {
+			s.stdout = stdout
+		}
+		return s, err
+	}
 	f := sinkbase.Factory("csv",
 		"CSV files (RFC 4180, or the postgres dialect COPY reads back), optionally gzip/zstd, split into numbered files",
-		ParseConfig, New)
+		ParseConfig, newSink)
 	f.Options = Spec
 	f.Mapping = func(options map[string]any, cols []decode.Column) ([]sinks.ColumnMapping, error) {
 		c, err := ParseConfig(options)
@@ -72,7 +82,9 @@ type Sink struct {
 	pgVector     bool
 	bool10       bool // bools as 1/0 rather than true/false
 
-	files  outfile.Set
+	files outfile.Set
+	// stdout, when set (path "-"), takes the CSV instead of files.
+	stdout io.Writer
 	cur    *outfile.File
 	cnt    outfile.Counter
 	gz     *gzip.Writer
@@ -141,6 +153,9 @@ func New(c Config) (*Sink, error) {
 	s.pgVector = c.Dialect == "postgres"
 	s.bool10 = c.BoolFormat == "1_0"
 	s.split = c.MaxRows > 0 || c.MaxBytes > 0
+	if c.Path == StdoutPath {
+		s.stdout = os.Stdout
+	}
 	s.b = make([]byte, 0, c.BufferSize+c.BufferSize/4)
 	return s, nil
 }
@@ -155,10 +170,12 @@ func (s *Sink) Open(ctx context.Context, info sinks.ExtractInfo) error {
 		return errors.New("csv: extract has no name")
 	}
 	s.info = info
+	if s.stdout != nil {
+		s.final = StdoutPath
+		return nil
+	}
 	s.final = outfile.ResolveInfoPath(s.cfg.Path, info, s.cfg.ext(), partExts...)
-	mode, _ := outfile.ParseIfExists(s.cfg.IfExists) // validated in New
-	s.files.IfExists = mode
-	if err := mode.Check(s.final, partExts...); err != nil {
+	if err := s.files.Begin(s.cfg.IfExists, s.final, partExts...); err != nil {
 		if errors.Is(err, sinks.ErrSkip) {
 			return err // not a failure: the summary shows it as the reason
 		}
@@ -180,12 +197,19 @@ func (s *Sink) fileName(n int) string {
 // openFile starts the next output file and writes its header.
 func (s *Sink) openFile() error {
 	s.fileNo++
-	f, err := s.files.Create(s.fileName(s.fileNo))
-	if err != nil {
-		return fmt.Errorf("csv: %w", err)
+	var err error
+	if s.stdout != nil {
+		// The stream is not a file: nothing to create, finish or rename.
+		s.cur = &outfile.File{Final: "standard output"}
+		s.cnt = outfile.Counter{W: s.stdout}
+	} else {
+		f, err := s.files.Create(s.fileName(s.fileNo))
+		if err != nil {
+			return fmt.Errorf("csv: %w", err)
+		}
+		s.cur = f
+		s.cnt = outfile.Counter{W: f}
 	}
-	s.cur = f
-	s.cnt = outfile.Counter{W: f}
 	switch s.cfg.Compression {
 	case "gzip":
 		lvl := s.cfg.CompressionLevel
@@ -241,7 +265,7 @@ func (s *Sink) closeFile() error {
 	case "zstd":
 		err = s.zs.Close()
 	}
-	if err == nil {
+	if err == nil && s.stdout == nil {
 		err = s.cur.Finish()
 	}
 	s.bytesOut += s.cnt.N
@@ -682,18 +706,15 @@ func (s *Sink) Publish(ctx context.Context) (sinks.Stats, error) {
 	if err := s.closeFile(); err != nil {
 		return sinks.Stats{}, err
 	}
-	files, err := s.files.Publish()
+	if s.stdout != nil {
+		return sinks.Stats{Rows: s.rows, Bytes: s.bytesOut, Files: []string{"(standard output)"}}, nil
+	}
+	// The parts of an earlier, longer (or differently split) run would
+	// otherwise sit beside the new ones as if they belonged.
+	files, err := s.files.PublishOutput(s.final, s.split, partExts...)
 	if err != nil {
 		s.err = fmt.Errorf("csv: %w", err)
 		return sinks.Stats{}, s.err
-	}
-	if s.files.IfExists == outfile.Replace {
-		// The parts of an earlier, longer (or differently split) run
-		// would otherwise sit beside the new ones as if they belonged.
-		if _, err := outfile.RemoveStaleParts(s.final, s.split, len(files), partExts...); err != nil {
-			s.err = fmt.Errorf("csv: published %s, but an earlier run's parts remain: %w", s.final, err)
-			return sinks.Stats{}, s.err
-		}
 	}
 	return sinks.Stats{Rows: s.rows, Bytes: s.bytesOut, Files: files}, nil
 }

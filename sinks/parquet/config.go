@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tdsextract/tdsextract/sinks"
+	"github.com/tdsextract/tdsextract/sinks/internal/outfile"
 )
 
 // Config is the Parquet sink's options. Unknown keys are rejected.
@@ -98,6 +99,9 @@ type Config struct {
 	// partition holding the most is written out as a row group. Default:
 	// row_group_bytes.
 	PartitionBufferBytes int64 `mapstructure:"partition_buffer_bytes"`
+	// IfExists: replace, skip or fail (outfile.IfExistsOption), as for
+	// csv; with partition_by the output is the partition root directory.
+	IfExists string `mapstructure:"if_exists"`
 }
 
 // Defaults.
@@ -150,6 +154,7 @@ var options = sinks.Spec{
 		Doc: "Partitions with an open file and buffer; a row for another first closes the least recently used."},
 	{Name: "partition_buffer_bytes", Range: &sinks.Range{Min: 1 << 10, Max: math.MaxInt64}, Type: sinks.Size, DefaultDoc: "row_group_bytes (with partition_by)",
 		Doc: "Cap on the rows buffered across all open partitions; beyond it the largest is written out as a row group."},
+	outfile.IfExistsOption,
 }
 
 // Options returns the declared options of the sink (a copy).

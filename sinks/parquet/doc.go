@@ -84,6 +84,10 @@
 // Files are written under a temporary name next to the final one, fsynced
 // and renamed in Publish; Abort removes them. max_rows / max_bytes split
 // the output into numbered files name.0001.parquet, name.0002.parquet, ...
+// if_exists says what happens to an output an earlier run left, as for
+// csv: replace it once this run succeeds (removing the numbered parts it
+// does not cover; a failed run leaves the old output as it was), skip the
+// sink, or fail; with partition_by the output is the partition root.
 //
 // Hive partitions (partition_by: [col, ...]): each row goes to
 // <root>/<col>=<value>/.../part-0001.parquet, where <root> is

@@ -224,7 +224,16 @@ func (s *Sink) Open(ctx context.Context, info sinks.ExtractInfo) error {
 		return fmt.Errorf("parquet: extract %q runs in %d key-range parts and partition_by is set: put {part} in path so each part writes its own tree", info.Name, info.Parts)
 	}
 	s.final = outfile.ResolveInfoPath(s.cfg.Path, info, ".parquet", ".parquet")
-	return nil
+	var err error
+	if len(s.cfg.PartitionBy) > 0 {
+		err = s.files.BeginDir(s.cfg.IfExists, outfile.ResolveInfoPath(s.cfg.Path, info, ""))
+	} else {
+		err = s.files.Begin(s.cfg.IfExists, s.final, ".parquet")
+	}
+	if err != nil && !errors.Is(err, sinks.ErrSkip) {
+		err = fmt.Errorf("parquet: %w", err)
+	}
+	return err
 }
 
 func (s *Sink) fail(err error) {

@@ -227,7 +227,10 @@ func (s *Sink) Publish(ctx context.Context) (sinks.Stats, error) {
 	if s.err != nil {
 		return sinks.Stats{}, s.err
 	}
-	files, err := s.files.Publish()
+	// With replace, the parts of an earlier, longer (or differently
+	// split) run would otherwise sit beside the new ones as if they
+	// belonged.
+	files, err := s.files.PublishOutput(s.final, s.split, ".parquet")
 	if err != nil {
 		s.fail(fmt.Errorf("parquet: %w", err))
 		return sinks.Stats{}, s.err

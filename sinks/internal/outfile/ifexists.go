@@ -116,3 +116,52 @@ func RemoveStaleParts(final string, split bool, parts int, exts ...string) ([]st
 	}
 	return removed, errors.Join(errs...)
 }
+
+// Begin applies the if_exists option (as resolved text) to a set before
+// its sink writes the output whose (unnumbered) final name is final: the
+// set takes the mode, and the result is Check's (nil, a skip, or an
+// *ExistsError). A file sink calls it from Open.
+func (s *Set) Begin(ifExists, final string, exts ...string) error {
+	m, err := ParseIfExists(ifExists)
+	if err != nil {
+		return err
+	}
+	s.IfExists = m
+	return m.Check(final, exts...)
+}
+
+// BeginDir is Begin for an output that is a directory tree (a partitioned
+// layout rooted at root): it exists when root holds anything.
+func (s *Set) BeginDir(ifExists, root string) error {
+	m, err := ParseIfExists(ifExists)
+	if err != nil {
+		return err
+	}
+	s.IfExists = m
+	if m == Replace {
+		return nil
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil || len(ents) == 0 {
+		return nil
+	}
+	if m == Skip {
+		return &skipError{path: root}
+	}
+	return &ExistsError{Path: root}
+}
+
+// PublishOutput publishes the set (Publish) and, when it replaces, removes
+// what an earlier run of the output final left that this run did not
+// replace (RemoveStaleParts: split says this run wrote numbered parts).
+func (s *Set) PublishOutput(final string, split bool, exts ...string) ([]string, error) {
+	replace := s.IfExists == Replace || s.IfExists == ""
+	files, err := s.Publish()
+	if err != nil || !replace {
+		return files, err
+	}
+	if _, err := RemoveStaleParts(final, split, len(files), exts...); err != nil {
+		return files, fmt.Errorf("published %s, but an earlier run's parts remain: %w", final, err)
+	}
+	return files, nil
+}
