@@ -397,7 +397,7 @@ type insertOnStart struct {
 func (p insertOnStart) Start(string, int64, time.Time) {
 	p.e.insertAt(p.t, sampledb.EventsBase, 99*10_000_000)
 }
-func (insertOnStart) Update(string, int64, int64)        {}
+func (insertOnStart) Update(string, int64, int64)                 {}
 func (insertOnStart) Finish(string, int64, int64, float64, error) {}
 
 // A row committed while a run goes on, after it fixed its window, is left
