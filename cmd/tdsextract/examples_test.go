@@ -13,6 +13,9 @@ import (
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	k8syaml "sigs.k8s.io/yaml"
 
 	"github.com/tdsextract/tdsextract/engine"
 )
@@ -64,6 +67,12 @@ func TestSchedulingExamples(t *testing.T) {
 	if job == nil || cm == nil || job["apiVersion"] != "batch/v1" || cm["apiVersion"] != "v1" {
 		t.Fatalf("want a batch/v1 Job and a v1 ConfigMap, got %v", docs)
 	}
+	if err := kubernetesSchema(job, &batchv1.Job{}); err != nil {
+		t.Error(err)
+	}
+	if err := kubernetesSchema(cm, &corev1.ConfigMap{}); err != nil {
+		t.Error(err)
+	}
 	spec := job["spec"]
 	if get(spec, "completionMode") != "Indexed" || get(spec, "completions") != get(spec, "parallelism") {
 		t.Errorf("Job spec: %v", spec)
@@ -108,6 +117,8 @@ func TestSchedulingExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The pod gets the password from a Secret; resolving checks it is set.
+	t.Setenv("TDSEXTRACT_PASSWORD", "from-the-secret")
 	if _, err := engine.Resolve(jc, builtinSinks()); err != nil {
 		t.Errorf("the ConfigMap's job: %v", err)
 	}
@@ -127,5 +138,37 @@ func TestSchedulingExamples(t *testing.T) {
 		}
 	} else {
 		t.Log("python3 not installed: the Airflow DAG's syntax is not checked")
+	}
+}
+
+// kubernetesSchema decodes doc strictly into the Kubernetes API type it
+// declares (k8s.io/api, the Go types generated from the API's OpenAPI
+// schema): an unknown or misspelt field, or a value of the wrong type,
+// fails as it would fail `kubectl apply --validate=strict`, offline.
+func kubernetesSchema(doc map[string]any, into any) error {
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	if err := k8syaml.UnmarshalStrict(b, into); err != nil {
+		return fmt.Errorf("%s: not a valid %T: %w", doc["kind"], into, err)
+	}
+	return nil
+}
+
+// TestKubernetesSchemaRefuses keeps the schema check able to fail: a
+// misspelt field and a string where the API wants an integer.
+func TestKubernetesSchemaRefuses(t *testing.T) {
+	for _, doc := range []string{
+		"apiVersion: batch/v1\nkind: Job\nspec: {completionMod: Indexed}\n",
+		"apiVersion: batch/v1\nkind: Job\nspec: {completions: four}\n",
+	} {
+		var d map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
+			t.Fatal(err)
+		}
+		if err := kubernetesSchema(d, &batchv1.Job{}); err == nil {
+			t.Errorf("accepted %q", doc)
+		}
 	}
 }
