@@ -452,7 +452,9 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 			}
 		}
 		for _, rt := range e.Retries {
-			fmt.Fprintf(w, "  retry: %s attempt %d failed (%s); retried after %s\n", rt.Unit, rt.Attempt, rt.Error, rt.Delay.Round(time.Millisecond))
+			// The error of each attempt is in the JSON summary; printed here
+			// it would repeat the one the command ends with.
+			fmt.Fprintf(w, "  retry: %s attempt %d failed transiently; retried after %s\n", rt.Unit, rt.Attempt, rt.Delay.Round(time.Millisecond))
 		}
 	}
 	if sum.Manifest != "" {

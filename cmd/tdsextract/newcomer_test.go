@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/engine/migrate"
@@ -35,6 +39,7 @@ type newcomer struct {
 	addr string
 	all  strings.Builder
 	pg   string // the session's PostgreSQL, started on first use
+	dbs  int    // databases created on it (freshDatabase)
 }
 
 // postgres is a throwaway PostgreSQL for the session, started once; t
@@ -50,6 +55,33 @@ func (n *newcomer) postgres(t *testing.T) string {
 		n.pg = srv.URL
 	}
 	return n.pg
+}
+
+// freshDatabase creates an empty database on the server at pg and
+// returns its connection string.
+func (n *newcomer) freshDatabase(t *testing.T, pg string) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	n.dbs++
+	name := fmt.Sprintf("newcomer_%d", n.dbs)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
 }
 
 func (n *newcomer) cli(t *testing.T, args ...string) (int, string, string) {
@@ -110,7 +142,14 @@ func (n *newcomer) exampleJob(t *testing.T, name string) string {
 	_, port, _ := net.SplitHostPort(n.addr)
 	body = strings.NewReplacer("127.0.0.1:14330", n.addr, "127.0.0.1,14330", "127.0.0.1,"+port).Replace(body)
 	if strings.Contains(body, "type: postgres") || isMigration(body) {
-		body = strings.ReplaceAll(body, pgExampleURL, n.postgres(t))
+		pg := n.postgres(t)
+		if isMigration(body) {
+			// A migration creates the source's schemas and tables, which
+			// the other PostgreSQL examples have loaded into the server's
+			// database already: it gets a database of its own.
+			pg = n.freshDatabase(t, pg)
+		}
+		body = strings.ReplaceAll(body, pgExampleURL, pg)
 		t.Setenv("PGPASSWORD_WAREHOUSE", "unused: the test server trusts local logins")
 	}
 	return writeFile(t, t.TempDir(), name, body)
@@ -300,6 +339,10 @@ func (n *newcomer) readme(t *testing.T) {
 				switch {
 				case strings.HasPrefix(a, "configs/"):
 					a = n.exampleJob(t, strings.TrimPrefix(a, "configs/"))
+				case strings.HasPrefix(a, "postgres://") && args[0] == "migrate":
+					// a migration creates the sample's schemas: a database
+					// of its own, apart from the other commands' tables
+					a = n.freshDatabase(t, n.postgres(t))
 				case strings.HasPrefix(a, "postgres://"):
 					a = n.postgres(t)
 				}

@@ -78,7 +78,7 @@ extracts:
 	if err := srv.SetFaults(tdsserver.Faults{}); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut = runCLI(t, "--quiet", "run", job)
+	code, out, errOut = runCLI(t, "run", job)
 	if code != 0 {
 		t.Fatalf("resumed run: exit %d\n%s%s", code, out, errOut)
 	}

@@ -135,7 +135,7 @@ func TestKilledPartitionedRunResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent := srv.Stats().RowsSent
-	code, out, errOut := runCLI(t, "--quiet", "run", job)
+	code, out, errOut := runCLI(t, "run", job)
 	if code != 0 {
 		t.Fatalf("resumed run: exit %d\n%s%s", code, out, errOut)
 	}

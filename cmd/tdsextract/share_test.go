@@ -62,7 +62,7 @@ func TestSharesThenCommit(t *testing.T) {
 	// the manifest.
 	t.Setenv("JOB_COMPLETION_INDEX", "2")
 	t.Setenv("TDSEXTRACT_RUN_ID", "r1")
-	if code, out, errOut := runCLI(t, "--quiet", "run", job, "--unit", "3"); code != 0 || !strings.Contains(out, "manifest ") {
+	if code, out, errOut := runCLI(t, "run", job, "--unit", "3"); code != 0 || !strings.Contains(out, "manifest ") {
 		t.Fatalf("last share: exit %d\n%s%s", code, out, errOut)
 	}
 	if code, out, errOut := runCLI(t, "commit", job); code != 0 || !strings.Contains(out, manifest) {
