@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tdsextract/tdsextract/internal/atomicfile"
 	"github.com/tdsextract/tdsextract/sinks"
 )
 
@@ -272,10 +273,10 @@ func (rs *runState) commit(ctx context.Context, plan *Plan) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := WriteFileAtomic(rs.manifest, append(b, '\n')); err != nil {
+	if err := atomicfile.WriteFile(rs.manifest, append(b, '\n')); err != nil {
 		return "", fmt.Errorf("manifest: %w", err)
 	}
-	if err := WriteFileAtomic(rs.st.path(stateComplete), []byte(rs.pf.Run+"\n")); err != nil {
+	if err := atomicfile.WriteFile(rs.st.path(stateComplete), []byte(rs.pf.Run+"\n")); err != nil {
 		return rs.manifest, fmt.Errorf("state: %w", err)
 	}
 	return rs.manifest, nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tdsextract/tdsextract/engine/partition"
+	"github.com/tdsextract/tdsextract/internal/atomicfile"
 )
 
 // A job's state directory records which units of a run are finished, so
@@ -203,7 +204,7 @@ func (s *stateDir) reset() error {
 			return err
 		}
 	}
-	return syncDir(s.dir)
+	return atomicfile.SyncDir(s.dir)
 }
 
 // createPlan writes plan.json unless another process wrote it first: the
@@ -217,7 +218,7 @@ func (s *stateDir) createPlan(pf *statePlanFile) (*statePlanFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := writeTemp(s.dir, statePlan, b)
+	tmp, err := atomicfile.WriteTemp(s.dir, statePlan, b)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +229,7 @@ func (s *stateDir) createPlan(pf *statePlanFile) (*statePlanFile, error) {
 		}
 		return nil, err
 	}
-	return pf, syncDir(s.dir)
+	return pf, atomicfile.SyncDir(s.dir)
 }
 
 func (s *stateDir) readUnit(i int) (*UnitRecord, error) {
@@ -251,61 +252,11 @@ func (s *stateDir) writeUnit(i int, r *UnitRecord) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.unitPath(i), b)
+	return atomicfile.WriteFile(s.unitPath(i), b)
 }
 
 func newRunID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:4])
-}
-
-// WriteFileAtomic writes b to path so that path holds either its old
-// content or all of b, whatever happens: a temporary in the same
-// directory, fsynced, renamed over path, the directory fsynced.
-func WriteFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := writeTemp(dir, filepath.Base(path), b)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return syncDir(dir)
-}
-
-func writeTemp(dir, base string, b []byte) (string, error) {
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	// Some file systems (and Windows) cannot fsync a directory; the rename
-	// stands, only its durability across a power cut is weaker there.
-	_ = d.Sync()
-	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -16,6 +14,7 @@ import (
 
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/engine/migrate"
+	"github.com/tdsextract/tdsextract/internal/atomicfile"
 	"github.com/tdsextract/tdsextract/internal/secret"
 )
 
@@ -182,20 +181,15 @@ func printMigrateSummary(w io.Writer, sum *migrate.Summary) {
 	fmt.Fprintf(w, "migrate %s in %.2fs\n", status, sum.Duration.Seconds())
 }
 
-// writeJSON writes v as indented JSON through a temporary file.
+// writeJSON writes v as indented JSON, atomically (a reader never sees
+// half a summary, and two runs never share a temporary name).
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("summary: %w", err)
-		}
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }

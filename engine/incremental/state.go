@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"runtime"
 	"time"
+
+	"github.com/tdsextract/tdsextract/internal/atomicfile"
 )
 
 // State is what an incremental extract remembers between runs, one JSON
@@ -70,42 +70,8 @@ func Save(path string, s *State) error {
 		return err
 	}
 	b = append(b, '\n')
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("incremental: state directory: %w", err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("incremental: state file: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
+	if err := atomicfile.WriteFile(path, b); err != nil {
 		return fmt.Errorf("incremental: writing state file %s: %w", path, err)
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable (where the platform can).
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("incremental: state directory: %w", err)
-	}
-	defer d.Close()
-	// Windows cannot fsync a directory; its rename is durable without.
-	if err := d.Sync(); err != nil && runtime.GOOS != "windows" {
-		return fmt.Errorf("incremental: syncing state directory: %w", err)
 	}
 	return nil
 }
