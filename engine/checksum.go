@@ -23,9 +23,8 @@ type Checksum struct {
 	decode.Nop
 	// row is the current row's FNV-1a state XOR the offset basis, so the
 	// zero value is a fresh row.
-	row  uint64
-	Sum  uint64
-	Rows int64
+	row uint64
+	Sum uint64
 }
 
 const (
@@ -117,7 +116,6 @@ func (c *Checksum) EndRow() error {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	c.Sum += z ^ (z >> 31)
-	c.Rows++
 	c.row = 0
 	return nil
 }

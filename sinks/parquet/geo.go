@@ -75,13 +75,15 @@ type clrGeo struct {
 	shapes  []clrShape
 }
 
+// errShort is a value that ends inside a structure its header announced.
+var errShort = errors.New("truncated value")
+
 var errCurve = errors.New("curved geometries (CircularString, CompoundCurve, CurvePolygon) and FullGlobe have no WKB form in GeoParquet 1.1; select [col].STCurveToLine() to export them as lines")
 
 // parse reads a serialized geography (latitude first) or geometry value.
 func (g *clrGeo) parse(b []byte, geography bool) error {
-	short := errors.New("truncated value")
 	if len(b) < 6 {
-		return short
+		return errShort
 	}
 	g.srid = int32(binary.LittleEndian.Uint32(b))
 	ver, flags := b[4], b[5]
@@ -114,7 +116,7 @@ func (g *clrGeo) parse(b []byte, geography bool) error {
 	default:
 		var ok bool
 		if n, ok = u32(); !ok {
-			return short
+			return errShort
 		}
 	}
 	per := 16
@@ -125,7 +127,7 @@ func (g *clrGeo) parse(b []byte, geography bool) error {
 		per += 8
 	}
 	if n > len(p)/per {
-		return short
+		return errShort
 	}
 	for i := range n {
 		a := math.Float64frombits(binary.LittleEndian.Uint64(p[16*i:]))
@@ -150,7 +152,7 @@ func (g *clrGeo) parse(b []byte, geography bool) error {
 	}
 	nf, ok := u32()
 	if !ok || nf > len(p)/5 {
-		return short
+		return errShort
 	}
 	for i := range nf {
 		f := clrFigure{attr: p[5*i], point: int32(binary.LittleEndian.Uint32(p[5*i+1:]))}
@@ -165,7 +167,7 @@ func (g *clrGeo) parse(b []byte, geography bool) error {
 	p = p[5*nf:]
 	ns, ok := u32()
 	if !ok || ns > len(p)/9 {
-		return short
+		return errShort
 	}
 	for i := range ns {
 		s := clrShape{parent: int32(binary.LittleEndian.Uint32(p[9*i:])), figure: int32(binary.LittleEndian.Uint32(p[9*i+4:])), typ: p[9*i+8]}

@@ -418,7 +418,12 @@ func (s *Sink) Null(col int) {
 		s.fail(fmt.Errorf("parquet: NULL in column %q, which the source declared NOT NULL", c.name))
 		return
 	}
-	s.rowSlot(c)
+	// rowSlot grows the buffers only when one is full; checked here, as in
+	// fixed and endArena, the common case costs no call.
+	if len(c.def) == cap(c.def) || (c.kind.isVar() && len(c.off) == cap(c.off)) ||
+		(!c.kind.isVar() && len(c.u64) == cap(c.u64)) || (c.offset && len(c.aux) == cap(c.aux)) {
+		s.rowSlot(c)
+	}
 	c.def = append(c.def, 0)
 	if c.kind.isVar() {
 		c.off = append(c.off, len(c.arena))
