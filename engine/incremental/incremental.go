@@ -14,6 +14,7 @@ package incremental
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -197,31 +198,21 @@ func parseTime(s string, offset bool) (decode.DateTimeOffset, bool) {
 func Compare(a, b any) int {
 	switch x := a.(type) {
 	case int64:
-		return cmp(x, b.(int64))
+		return cmp.Compare(x, b.(int64))
 	case decode.Date:
-		return cmp(int64(x), int64(b.(decode.Date)))
+		return cmp.Compare(int64(x), int64(b.(decode.Date)))
 	case decode.DateTime:
 		y := b.(decode.DateTime)
-		if c := cmp(int64(x.Days), int64(y.Days)); c != 0 {
+		if c := cmp.Compare(int64(x.Days), int64(y.Days)); c != 0 {
 			return c
 		}
-		return cmp(x.Ticks, y.Ticks)
+		return cmp.Compare(x.Ticks, y.Ticks)
 	case decode.DateTimeOffset:
 		return Compare(x.UTC, b.(decode.DateTimeOffset).UTC)
 	case []byte:
 		return bytes.Compare(x, b.([]byte))
 	case string:
 		return strings.Compare(x, b.(string))
-	}
-	return 0
-}
-
-func cmp(x, y int64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
 	}
 	return 0
 }

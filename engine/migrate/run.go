@@ -193,6 +193,14 @@ type StepSummary struct {
 	Error  string `json:"error,omitempty"`
 }
 
+// parallel is Parallel, 0 meaning the default of 4 tables at once.
+func (c *Config) parallel() int {
+	if c.Parallel <= 0 {
+		return 4
+	}
+	return c.Parallel
+}
+
 // Run executes plan against the target: schemas, sequences and tables,
 // the data of Parallel tables at once, then keys, indexes and checks
 // (Parallel tables at once), foreign keys and views. A table that fails
@@ -433,11 +441,7 @@ func (r *runner) loadData(ctx context.Context, steps []*Step) {
 	}
 	results := make([]TableSummary, len(steps))
 	started := make([]time.Time, len(steps))
-	par := r.c.Parallel
-	if par <= 0 {
-		par = 4
-	}
-	sem := make(chan struct{}, par)
+	sem := make(chan struct{}, r.c.parallel())
 	var wg sync.WaitGroup
 	for i, s := range steps {
 		tp := byTarget[s.Table]
@@ -671,11 +675,7 @@ func (r *runner) postData(ctx context.Context, steps []*Step) {
 		}
 		byTable[s.Table] = append(byTable[s.Table], s)
 	}
-	par := r.c.Parallel
-	if par <= 0 {
-		par = 4
-	}
-	sem := make(chan struct{}, par)
+	sem := make(chan struct{}, r.c.parallel())
 	var wg sync.WaitGroup
 	for _, t := range order {
 		wg.Add(1)
