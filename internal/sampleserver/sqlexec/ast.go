@@ -41,11 +41,12 @@ const (
 )
 
 type fromItem struct {
-	Name  []string // multi-part name, last = object
-	Alias string
-	Join  joinKind
-	On    expr
-	Line  int32
+	Name   []string // multi-part name, last = object
+	Alias  string
+	Sample *tableSample // TABLESAMPLE (tablesample.go), nil without
+	Join   joinKind
+	On     expr
+	Line   int32
 }
 
 type orderItem struct {

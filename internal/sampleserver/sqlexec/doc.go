@@ -7,6 +7,8 @@
 // statement against a Session:
 //
 //   - SELECT [DISTINCT] [TOP (n) [PERCENT]] <list> [FROM <table> [alias]
+//     [TABLESAMPLE (n PERCENT|ROWS) [REPEATABLE (seed)]] (on the first
+//     table; runs of rows stand in for SQL Server's pages, tablesample.go)
 //     [[INNER|LEFT|CROSS] JOIN ... ON ...]] [WHERE ...] [GROUP BY ...
 //     [HAVING ...]] [ORDER BY ... [OFFSET n ROWS [FETCH NEXT m ROWS ONLY]]],
 //     with bracketed/quoted identifiers, one- to three-part names,

@@ -104,10 +104,15 @@ type outItem struct {
 
 func (s *Session) execSelect(st *selectStmt, ps *paramSet) (Result, error) {
 	sc := &scope{s: s, ps: ps}
-	for _, f := range st.From {
+	for i, f := range st.From {
 		src, err := s.resolveSource(f)
 		if err != nil {
 			return Result{}, err
+		}
+		if f.Sample != nil {
+			if src.sample, err = sc.sampleOf(f, i, src); err != nil {
+				return Result{}, err
+			}
 		}
 		sc.srcs = append(sc.srcs, src)
 		sc.joins = append(sc.joins, f.Join)

@@ -17,6 +17,7 @@ type source struct {
 	schema string
 	name   string
 	alias  string
+	sample *pageSample // TABLESAMPLE of the first source, nil without
 }
 
 // scope binds names of one SELECT.

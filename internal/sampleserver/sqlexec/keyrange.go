@@ -87,8 +87,18 @@ func complement(a ivals) ivals {
 type rowRange struct{ from, to int64 }
 
 // keyRanges returns the row ranges of t that can satisfy where, and the
-// predicate still to check on each row (nil when the ranges are exact).
+// predicate still to check on each row (nil when the ranges are exact),
+// narrowed to the rows a TABLESAMPLE of the first source keeps.
 func (sc *scope) keyRanges(t *sampledb.Table, where expr) ([]rowRange, expr) {
+	ranges, residual := sc.whereRanges(t, where)
+	if len(sc.srcs) > 0 && sc.srcs[0].t == t && sc.srcs[0].sample != nil {
+		ranges = sc.srcs[0].sample.apply(ranges)
+	}
+	return ranges, residual
+}
+
+// whereRanges is keyRanges before sampling.
+func (sc *scope) whereRanges(t *sampledb.Table, where expr) ([]rowRange, expr) {
 	all := []rowRange{{0, t.Rows}}
 	if where == nil {
 		return all, nil

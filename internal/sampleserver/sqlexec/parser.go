@@ -613,6 +613,14 @@ func (p *parser) tableRef() (fromItem, error) {
 		p.next()
 		f.Alias = a.Text
 	}
+	if s := p.peek(); s.is("TABLESAMPLE") {
+		p.next()
+		ts, err := p.tableSample(s.Line)
+		if err != nil {
+			return fromItem{}, err
+		}
+		f.Sample = ts
+	}
 	if p.peek().is("WITH") && p.peekAt(1).isOp("(") {
 		// Table hints (NOLOCK, ...): accepted and ignored.
 		p.pos += 2
