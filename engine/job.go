@@ -109,7 +109,8 @@ type ExtractConfig struct {
 	// Partition splits a table extract into key ranges, each a unit of its
 	// own (its own session, sinks, files and checkpoint): "auto" (the
 	// leading clustered key column), or a map with column, count (default
-	// 8) or predicates (a list of WHERE predicates, one unit each).
+	// 8) or predicates (a list of WHERE predicates, one unit each), and
+	// boundaries (minmax, sample or auto) and sample_rows.
 	Partition any `mapstructure:"partition"`
 	// Parallel bounds how many units of this extract run at once; default
 	// the job's parallel.

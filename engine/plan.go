@@ -495,12 +495,7 @@ func (r *resolver) partition(field string, v any) *partition.Spec {
 			}
 			spec.Column = strings.TrimSpace(s)
 		case "count":
-			n, ok := toInt(val)
-			if !ok || n < 1 || n > partition.MaxCount {
-				r.add(field+".count", "must be a whole number from 1 to %d", partition.MaxCount)
-				bad = true
-			}
-			spec.Count = n
+			spec.Count = r.wholeIn(field+".count", val, partition.MaxCount, &bad)
 		case "predicates":
 			list, ok := val.([]any)
 			if !ok || len(list) == 0 {
@@ -515,8 +510,18 @@ func (r *resolver) partition(field string, v any) *partition.Spec {
 				}
 				spec.Predicates = append(spec.Predicates, s)
 			}
+		case "boundaries":
+			str, isStr := val.(string)
+			b, ok := partition.ParseBoundaries(strings.ToLower(strings.TrimSpace(str)))
+			if !ok || !isStr {
+				r.add(field+".boundaries", "must be minmax, sample or auto")
+				bad = true
+			}
+			spec.Boundaries = b
+		case "sample_rows":
+			spec.SampleRows = r.wholeIn(field+".sample_rows", val, partition.MaxSampleRows, &bad)
 		default:
-			r.add(field+"."+k, "unknown key (partition takes auto, column, count and predicates)")
+			r.add(field+"."+k, "unknown key (partition takes auto, column, count, boundaries, sample_rows and predicates)")
 			bad = true
 		}
 	}
@@ -530,10 +535,34 @@ func (r *resolver) partition(field string, v any) *partition.Spec {
 		r.add(field, "set exactly one of auto, column and predicates")
 		bad = true
 	}
+	if spec.Predicates != nil && (spec.Boundaries != "" || spec.SampleRows != 0) {
+		r.add(field, "boundaries and sample_rows place the cuts of auto or column; predicates are the parts as written")
+		bad = true
+	}
+	if spec.SampleRows != 0 && spec.Boundaries != partition.BoundariesSample && spec.Boundaries != partition.BoundariesAuto {
+		r.add(field+".sample_rows", "applies with boundaries: sample or auto")
+		bad = true
+	}
+	if spec.Boundaries == partition.BoundariesMinMax {
+		// The default is kept as "", so a plan's fingerprint does not
+		// change with whether it was written out.
+		spec.Boundaries = ""
+	}
 	if bad {
 		return nil
 	}
 	return spec
+}
+
+// wholeIn reads a whole number from 1 to hi, reporting field and setting
+// *bad when v is not one.
+func (r *resolver) wholeIn(field string, v any, hi int, bad *bool) int {
+	n, ok := toInt(v)
+	if !ok || n < 1 || n > hi {
+		r.add(field, "must be a whole number from 1 to %d", hi)
+		*bad = true
+	}
+	return n
 }
 
 // toInt reads a whole number as YAML or a flag gives it.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tdsextract/tdsextract/engine/partition"
 	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/internal/secret"
 	"github.com/tdsextract/tdsextract/sinks"
@@ -182,6 +183,13 @@ func TestResolvePartition(t *testing.T) {
 		{map[string]any{"column": "id", "auto": true}, "exactly one of auto, column and predicates"},
 		{map[string]any{"colum": "id"}, "extracts[0].partition.colum: unknown key"},
 		{map[string]any{"predicates": []any{}}, "extracts[0].partition.predicates"},
+		{map[string]any{"column": "ts", "count": 8, "boundaries": "sample"}, ""},
+		{map[string]any{"auto": true, "boundaries": "Auto", "sample_rows": 5000}, ""},
+		{map[string]any{"column": "ts", "boundaries": "quantile"}, "extracts[0].partition.boundaries: must be minmax, sample or auto"},
+		{map[string]any{"column": "ts", "boundaries": 3}, "extracts[0].partition.boundaries"},
+		{map[string]any{"column": "ts", "sample_rows": 100}, "sample_rows: applies with boundaries: sample or auto"},
+		{map[string]any{"column": "ts", "boundaries": "sample", "sample_rows": 0}, "extracts[0].partition.sample_rows"},
+		{map[string]any{"predicates": []any{"a < 1"}, "boundaries": "sample"}, "predicates are the parts as written"},
 	} {
 		p, err := resolve(mk(c.p), specRegistry(t), nil)
 		switch {
@@ -192,6 +200,16 @@ func TestResolvePartition(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%v: error %v, want %q", c.p, err, c.want)
 		}
+	}
+	// minmax written out is the default: the same spec, the same
+	// fingerprint.
+	a, errA := resolve(mk(map[string]any{"column": "id"}), specRegistry(t), nil)
+	b, errB := resolve(mk(map[string]any{"column": "id", "boundaries": "minmax"}), specRegistry(t), nil)
+	if errA != nil || errB != nil || a.Fingerprint() != b.Fingerprint() {
+		t.Errorf("boundaries: minmax changes the plan: %v %v", errA, errB)
+	}
+	if p, err := resolve(mk(map[string]any{"column": "id", "boundaries": "sample"}), specRegistry(t), nil); err != nil || p.Extracts[0].Partition.Boundaries != partition.BoundariesSample || p.Fingerprint() == a.Fingerprint() {
+		t.Errorf("boundaries: sample not in the plan: %v", err)
 	}
 	job := &JobConfig{Source: SourceConfig{Connection: "sqlserver://sa@h?database=x"}, Sinks: []SinkConfig{{Type: "mem"}},
 		Extracts: []ExtractConfig{{Name: "q", Query: "SELECT 1", Partition: "auto"}}}

@@ -17,4 +17,11 @@
 // uniqueidentifier keys are cut evenly over the most significant 8 bytes
 // of SQL Server's own order (decode.GUID.SQLServerOrderKey), since a cut in
 // text or RFC byte order would give ranges that interleave on the server.
+//
+// Even cuts are uneven parts on a skewed key. With Boundaries sample
+// (sample.go) the cuts are quantiles of a sample of the key read with
+// TABLESAMPLE (or of every key, when the table is no larger than the
+// sample), sorted client-side in the same order; the bounds are sampled
+// values, equal quantiles collapse into one bound, and a bound is never
+// the smallest key sampled, so no part of a plan from every key is empty.
 package partition

@@ -23,6 +23,12 @@ type Spec struct {
 	// Predicates, when set, are the partitions as written: one unit per
 	// predicate. They are not checked for overlap or coverage.
 	Predicates []string
+	// Boundaries is how the cuts of a column or auto spec are placed:
+	// minmax (also ""), sample or auto (sample.go).
+	Boundaries Boundaries `json:",omitempty"`
+	// SampleRows is the number of keys a sampled plan reads; 0 is
+	// DefaultSampleRows(Count).
+	SampleRows int `json:",omitempty"`
 }
 
 // DefaultCount is the number of ranges when a spec gives none.
@@ -154,7 +160,8 @@ func KeyColumn(t *catalog.Table, s Spec) (*catalog.Column, error) {
 }
 
 // Plan splits t by s: for a column or auto spec it reads the key's MIN and
-// MAX over q. An empty table (or a key holding only NULLs) is one part.
+// MAX over q, or a sample of the key (Spec.Boundaries). An empty table (or
+// a key holding only NULLs) is one part.
 func Plan(ctx context.Context, q catalog.Querier, t *catalog.Table, s Spec, timeout session.Timeout) ([]Part, error) {
 	if len(s.Predicates) > 0 {
 		parts := make([]Part, len(s.Predicates))
@@ -167,15 +174,19 @@ func Plan(ctx context.Context, q catalog.Querier, t *catalog.Table, s Spec, time
 	if err != nil {
 		return nil, err
 	}
-	r, err := catalog.ColumnRange(ctx, q, t, c, timeout)
-	if err != nil {
-		return nil, err
-	}
 	n := s.Count
 	if n <= 0 {
 		n = DefaultCount
 	}
-	bounds, err := Split(c, r.Min, r.Max, n)
+	var bounds []Bound
+	if sampling(t, s) {
+		bounds, err = planSample(ctx, q, t, c, s, n, timeout)
+	} else {
+		var r catalog.KeyRange
+		if r, err = catalog.ColumnRange(ctx, q, t, c, timeout); err == nil {
+			bounds, err = Split(c, r.Min, r.Max, n)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -110,9 +110,11 @@ func TestRangesNullPartAndJSON(t *testing.T) {
 
 var testDB = sampledb.New(sampledb.Config{Seed: 11, Rows: map[string]int64{"dbo.poc48": 5000, "dbo.temporal": 3000, "dbo.lineitem": 3000}})
 
-func connect(t *testing.T) *session.Conn {
+func connect(t *testing.T) *session.Conn { return connectDB(t, testDB) }
+
+func connectDB(t *testing.T, db *sampledb.DB) *session.Conn {
 	t.Helper()
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: testDB, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,13 +130,11 @@ func connect(t *testing.T) *session.Conn {
 }
 
 // TestPlanCoversEveryRowOnce plans integer, datetime2, date and
-// uniqueidentifier keys against the sample server and reads each part
-// with its parameters: every row of the table is in exactly one part,
-// NULL keys included.
+// uniqueidentifier keys against the sample server, between MIN and MAX and
+// at sampled quantiles, and reads each part with its parameters: every row
+// of the table is in exactly one part, NULL keys included.
 func TestPlanCoversEveryRowOnce(t *testing.T) {
 	c := connect(t)
-	ctx := context.Background()
-	tmo := session.TimeoutOf(time.Minute)
 	for _, tc := range []struct {
 		table string
 		spec  Spec
@@ -145,51 +145,74 @@ func TestPlanCoversEveryRowOnce(t *testing.T) {
 		{"dbo.temporal", Spec{Column: "uid", Count: 5}, 6}, // nullable uniqueidentifier
 		{"dbo.lineitem", Spec{Column: "l_shipdate", Count: 3}, 3},
 		{"dbo.temporal", Spec{Predicates: []string{"id < 1000", "id >= 1000"}}, 2},
+		// Sampled: every key read (the table is within the sample size)...
+		{"dbo.poc48", Spec{Auto: true, Count: 4, Boundaries: BoundariesSample}, 4},
+		{"dbo.temporal", Spec{Column: "ts", Count: 8, Boundaries: BoundariesSample}, 9},
+		{"dbo.temporal", Spec{Column: "uid", Count: 5, Boundaries: BoundariesSample}, 6},
+		{"dbo.lineitem", Spec{Column: "l_shipdate", Count: 3, Boundaries: BoundariesSample}, 3},
+		// ...and through TABLESAMPLE.
+		{"dbo.temporal", Spec{Column: "ts", Count: 8, Boundaries: BoundariesSample, SampleRows: 600}, 9},
+		{"dbo.temporal", Spec{Column: "uid", Count: 4, Boundaries: BoundariesSample, SampleRows: 600}, 5},
+		{"dbo.poc48", Spec{Auto: true, Count: 6, Boundaries: BoundariesSample, SampleRows: 1000}, 6},
+		{"dbo.lineitem", Spec{Column: "l_shipdate", Count: 4, Boundaries: BoundariesSample, SampleRows: 500}, 4},
 	} {
-		s, n, _ := catalog.SplitTableName(tc.table)
-		tbl, err := catalog.LoadTable(ctx, c, s, n, tmo)
-		if err != nil {
-			t.Fatal(err)
+		planCovers(t, c, tc.table, tc.spec, tc.parts)
+	}
+}
+
+// planCovers plans table by spec, checks it has want parts (-1: any), that
+// no part but the last is empty and that every row is in exactly one
+// part, and returns each part's row count.
+func planCovers(t *testing.T, c *session.Conn, table string, spec Spec, want int) []int {
+	t.Helper()
+	ctx := context.Background()
+	tmo := session.TimeoutOf(time.Minute)
+	s, n, _ := catalog.SplitTableName(table)
+	tbl, err := catalog.LoadTable(ctx, c, s, n, tmo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := Plan(ctx, c, tbl, spec, tmo)
+	if err != nil {
+		t.Fatalf("%s %+v: %v", table, spec, err)
+	}
+	if want >= 0 && len(parts) != want {
+		t.Fatalf("%s %+v: %d parts, want %d: %v", table, spec, len(parts), want, parts)
+	}
+	var keys []string
+	for _, k := range tbl.ClusteredKey() {
+		keys = append(keys, catalog.QuoteIdent(k.Column))
+	}
+	seen := map[string]int{}
+	sizes := make([]int, len(parts))
+	for i, p := range parts {
+		var cap decode.Capture
+		sql := "SELECT " + strings.Join(keys, ", ") + " FROM " + tbl.QuotedName()
+		if p.Where != "" {
+			sql += " WHERE " + p.Where
 		}
-		parts, err := Plan(ctx, c, tbl, tc.spec, tmo)
-		if err != nil {
-			t.Fatalf("%s %+v: %v", tc.table, tc.spec, err)
+		if _, err := c.Query(ctx, session.Query{SQL: sql, Params: p.Params(), Timeout: tmo}, &cap); err != nil {
+			t.Fatalf("%s part %d (%s): %v", table, i, p, err)
 		}
-		if len(parts) != tc.parts {
-			t.Fatalf("%s %+v: %d parts, want %d: %v", tc.table, tc.spec, len(parts), tc.parts, parts)
+		if len(cap.Rows) == 0 && spec.Predicates == nil && p.Where != "" && i < len(parts)-1 {
+			t.Errorf("%s %+v: part %d (%s) is empty", table, spec, i, p)
 		}
-		var keys []string
-		for _, k := range tbl.ClusteredKey() {
-			keys = append(keys, catalog.QuoteIdent(k.Column))
-		}
-		seen := map[string]int{}
-		for i, p := range parts {
-			var cap decode.Capture
-			sql := "SELECT " + strings.Join(keys, ", ") + " FROM " + tbl.QuotedName()
-			if p.Where != "" {
-				sql += " WHERE " + p.Where
-			}
-			if _, err := c.Query(ctx, session.Query{SQL: sql, Params: p.Params(), Timeout: tmo}, &cap); err != nil {
-				t.Fatalf("%s part %d (%s): %v", tc.table, i, p, err)
-			}
-			if len(cap.Rows) == 0 && tc.spec.Predicates == nil && p.Where != "" && i < len(parts)-1 {
-				t.Errorf("%s part %d (%s) is empty", tc.table, i, p)
-			}
-			for _, r := range cap.Rows {
-				seen[fmt.Sprint(r...)]++
-			}
-		}
-		total, err := catalog.Count(ctx, c, s, n, "", tmo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if int64(len(seen)) != total {
-			t.Errorf("%s %+v: parts hold %d distinct rows, the table %d", tc.table, tc.spec, len(seen), total)
-		}
-		for k, v := range seen {
-			if v != 1 {
-				t.Fatalf("%s %+v: row %s is in %d parts", tc.table, tc.spec, k, v)
-			}
+		sizes[i] = len(cap.Rows)
+		for _, r := range cap.Rows {
+			seen[fmt.Sprint(r...)]++
 		}
 	}
+	total, err := catalog.Count(ctx, c, s, n, "", tmo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(seen)) != total {
+		t.Errorf("%s %+v: parts hold %d distinct rows, the table %d", table, spec, len(seen), total)
+	}
+	for k, v := range seen {
+		if v != 1 {
+			t.Fatalf("%s %+v: row %s is in %d parts", table, spec, k, v)
+		}
+	}
+	return sizes
 }
