@@ -48,10 +48,14 @@ test:
 # Partitioned exports with a fault injected at a random row (connection
 # dropped, malformed row, stall past the deadline) SOAK_RUNS times, each
 # resumed and compared with an uninterrupted run (make test runs 5).
-# SOAK_SEED=N repeats a run's random choices.
+# SOAK_SEED=N repeats a run's random choices. Then a partitioned export of
+# SOAK_KILL_ROWS rows killed with SIGKILL part way and resumed, compared
+# with an uninterrupted run (make test runs it at 20,000 rows).
 SOAK_RUNS ?= 100
+SOAK_KILL_ROWS ?= 20000000
 soak:
 	SOAK_RUNS=$(SOAK_RUNS) $(GO) test ./engine -run '^TestSoakRandomFaults$$' -count=1 -timeout 60m -v
+	SOAK_KILL_ROWS=$(SOAK_KILL_ROWS) $(GO) test ./cmd/tdsextract -run '^TestSoakKilledPartitionedRunResumes$$' -count=1 -timeout 60m -v
 
 # Starts the built-in sample server, exports sample tables to ./out and
 # prints the run summary.
