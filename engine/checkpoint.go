@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,7 +107,7 @@ func (r *Runner) openRun(ctx context.Context, plan *Plan) (*runState, error) {
 	if err != nil {
 		return nil, &JobError{Kind: KindExtract, Err: err}
 	}
-	fp := plan.Fingerprint()
+	fp := r.fingerprint(plan)
 	// fresh clears a finished or discarded run. The manifest goes first:
 	// the outputs it describes are about to be replaced, and a crash in
 	// the middle of clearing must not leave it beside them.
@@ -145,6 +147,9 @@ func (r *Runner) openRun(ctx context.Context, plan *Plan) (*runState, error) {
 			return nil, err
 		}
 		pf = &statePlanFile{Job: plan.Job, Fingerprint: fp, Run: newRunID(), Created: time.Now().UTC()}
+		if pf.Windows, err = r.freezeWindows(ctx, plan); err != nil {
+			return nil, err
+		}
 		for _, u := range plan.Units {
 			pf.Units = append(pf.Units, stateUnit{ID: u.ID(), Extract: u.Extract.Name, Part: u.Part, Parts: u.Parts, Range: u.Range})
 		}
@@ -180,6 +185,14 @@ func adoptUnits(plan *Plan, pf *statePlanFile) error {
 	byName := map[string]*ExtractPlan{}
 	for _, ex := range plan.Extracts {
 		byName[ex.Name] = ex
+	}
+	for i := range pf.Windows {
+		f := &pf.Windows[i]
+		ex := byName[f.Extract]
+		if ex == nil || ex.Incremental == nil {
+			return fmt.Errorf("the run's window of %q belongs to no incremental extract of the job", f.Extract)
+		}
+		ex.frozen = f
 	}
 	units := make([]Unit, 0, len(pf.Units))
 	for _, su := range pf.Units {
@@ -348,7 +361,7 @@ func (r *Runner) Commit(ctx context.Context, plan *Plan) (string, error) {
 	if pf == nil {
 		return "", &JobError{Kind: KindConfig, Err: fmt.Errorf("state %s: no run to commit (run the job first)", st.dir)}
 	}
-	if pf.Fingerprint != plan.Fingerprint() {
+	if pf.Fingerprint != r.fingerprint(plan) {
 		return "", &JobError{Kind: KindConfig, Err: fmt.Errorf("state %s: the run there is of a different version of this job", st.dir)}
 	}
 	if err := adoptUnits(plan, pf); err != nil {
@@ -366,6 +379,10 @@ func (r *Runner) Commit(ctx context.Context, plan *Plan) (string, error) {
 		}
 		return "", &JobError{Kind: KindExtract, Err: err}
 	}
+	// The watermarks move only now that the manifest is written.
+	if err := commitFrozen(plan, pf.Run, rs.done); err != nil {
+		return path, err
+	}
 	return path, nil
 }
 
@@ -375,7 +392,15 @@ func (r *Runner) Commit(ctx context.Context, plan *Plan) (string, error) {
 func (r *Runner) PlanUnits(ctx context.Context, plan *Plan) ([]Unit, error) {
 	if r.checkpointing(plan) {
 		st := &stateDir{dir: r.stateDirOf(plan)}
-		if pf, err := st.readPlan(); err == nil && pf != nil && !st.complete() && pf.Fingerprint == plan.Fingerprint() {
+		if r.freezes(plan) {
+			// Planning an incremental extract fixes its window: the run
+			// is started here, and every process of it uses that window.
+			if _, err := r.openRun(ctx, plan); err != nil {
+				return nil, err
+			}
+			return plan.Units, nil
+		}
+		if pf, err := st.readPlan(); err == nil && pf != nil && !st.complete() && pf.Fingerprint == r.fingerprint(plan) {
 			if err := adoptUnits(plan, pf); err == nil {
 				return plan.Units, nil
 			}
@@ -385,4 +410,16 @@ func (r *Runner) PlanUnits(ctx context.Context, plan *Plan) ([]Unit, error) {
 		return nil, err
 	}
 	return plan.Units, nil
+}
+
+// fingerprint is the plan's, and for a backfill the range too: a backfill
+// and a scheduled run of one job are different runs, and neither may
+// finish what the other started (their windows differ).
+func (r *Runner) fingerprint(plan *Plan) string {
+	fp := plan.Fingerprint()
+	if r.Backfill == nil {
+		return fp
+	}
+	h := sha256.Sum256([]byte(fp + "\nbackfill " + r.Backfill.From + ".." + r.Backfill.To))
+	return hex.EncodeToString(h[:])
 }

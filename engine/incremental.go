@@ -164,7 +164,16 @@ func (x *unit) openWindow(ctx context.Context) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.w == nil {
-		w, err := incremental.Open(ctx, x.conn, x.table, x.ex.Name, *x.ex.Incremental, x.r.Backfill, x.ex.Timeout)
+		var w *incremental.Window
+		var err error
+		if f := x.ex.frozen; f != nil {
+			// The run's planner fixed the window; a whole run holds the
+			// state's lock as a run of one process does, a share does not
+			// (its siblings run beside it).
+			w, err = incremental.Thaw(x.table, *x.ex.Incremental, *f, x.r.Share == nil)
+		} else {
+			w, err = incremental.Open(ctx, x.conn, x.table, x.ex.Name, *x.ex.Incremental, x.r.Backfill, x.ex.Timeout)
+		}
 		if err != nil {
 			return failed(KindExtract, err)
 		}
@@ -216,18 +225,31 @@ type IncrementalSummary struct {
 	StateFile string `json:"state_file"`
 	// Committed reports that the state moved to the window's high end
 	// (false for a failed run and for a backfill).
-	Committed bool   `json:"committed"`
-	Backfill  bool   `json:"backfill,omitempty"`
-	Error     string `json:"error,omitempty"`
+	Committed bool `json:"committed"`
+	// Pending reports a window of a checkpointed run whose units are not
+	// all finished yet: the state moves when the run is committed (by the
+	// process that finishes the last unit, or `commit`).
+	Pending  bool   `json:"pending,omitempty"`
+	Backfill bool   `json:"backfill,omitempty"`
+	Error    string `json:"error,omitempty"`
 }
 
 // commitWindows advances the state of every incremental extract whose
 // units all succeeded (each published every sink), and only those: a
 // failed unit, a failed publish or a cancelled run leaves the state as it
-// was, so the next run exports the same window again.
-func commitWindows(plan *Plan, sum *Summary, errs []error) error {
+// was, so the next run exports the same window again. The window of a
+// checkpointed run (frozen when it was planned) moves only once the run's
+// manifest is written: when rs is set and complete, here, else by the
+// process that completes the run or by Commit.
+func commitWindows(plan *Plan, sum *Summary, errs []error, rs *runState, complete bool) error {
 	var out []error
 	for i, ex := range plan.Extracts {
+		if ex.Incremental != nil && ex.frozen != nil && rs != nil && ex.inc != nil {
+			if err := commitFrozenWindow(sum, ex, rs, complete); err != nil {
+				out = append(out, err)
+			}
+			continue
+		}
 		if ex.Incremental == nil || ex.inc == nil || ex.inc.w == nil {
 			continue
 		}
@@ -267,6 +289,120 @@ func commitWindows(plan *Plan, sum *Summary, errs []error) error {
 	return errors.Join(out...)
 }
 
+// FrozenWindow is the window the extract's checkpointed run was planned
+// with (after Runner.PlanUnits or a run), nil when it has none.
+func (ex *ExtractPlan) FrozenWindow() *incremental.Frozen { return ex.frozen }
+
+// commitFrozenWindow reports, and when the run is complete saves, the
+// frozen window of extract ex of a checkpointed run.
+func commitFrozenWindow(sum *Summary, ex *ExtractPlan, rs *runState, complete bool) error {
+	f := ex.frozen
+	w := ex.inc.w
+	if w != nil {
+		defer w.Close()
+	}
+	is := &IncrementalSummary{Column: f.Column, Window: f.Describe(), StateFile: ex.Incremental.StateFile, Pending: !complete}
+	for k := range sum.Extracts {
+		// A share reports only the extracts it ran units of.
+		if sum.Extracts[k].Name == ex.Name {
+			sum.Extracts[k].Incremental = is
+		}
+	}
+	if !complete {
+		return nil
+	}
+	err := incremental.CommitFrozen(*ex.Incremental, *f, rs.pf.Run, extractRows(rs.done, ex), w != nil && w.Holds())
+	if err != nil {
+		is.Error = err.Error()
+		return &JobError{Kind: KindExtract, Extract: ex.Name, Err: fmt.Errorf("outputs published and the manifest written, but the watermark was not saved: %w", err)}
+	}
+	is.Committed = true
+	return nil
+}
+
+// commitFrozen saves the frozen windows of a complete run (Commit).
+func commitFrozen(plan *Plan, run string, done []*UnitRecord) error {
+	var out []error
+	for _, ex := range plan.Extracts {
+		if ex.Incremental == nil || ex.frozen == nil {
+			continue
+		}
+		if err := incremental.CommitFrozen(*ex.Incremental, *ex.frozen, run, extractRows(done, ex), false); err != nil {
+			out = append(out, &JobError{Kind: KindExtract, Extract: ex.Name, Err: fmt.Errorf("manifest written, but the watermark was not saved: %w", err)})
+		}
+	}
+	return errors.Join(out...)
+}
+
+// extractRows sums the rows of ex's finished units.
+func extractRows(done []*UnitRecord, ex *ExtractPlan) int64 {
+	var n int64
+	for _, rec := range done {
+		if rec != nil && rec.Extract == ex.Name {
+			n += rec.Rows
+		}
+	}
+	return n
+}
+
+// freezes reports whether a run of plan fixes its incremental extracts'
+// windows when it is planned: a checkpointed run (partitioned, shared
+// between processes, resumable) that is not a backfill.
+func (r *Runner) freezes(plan *Plan) bool {
+	if r.Backfill != nil || !r.checkpointing(plan) {
+		return false
+	}
+	for _, ex := range plan.Extracts {
+		if ex.Incremental != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// freezeWindows reads the window of every incremental extract of a run
+// being planned, on one session: the state, and the high watermark, once
+// for the whole run.
+func (r *Runner) freezeWindows(ctx context.Context, plan *Plan) ([]incremental.Frozen, error) {
+	if !r.freezes(plan) {
+		return nil, nil
+	}
+	var conn *session.Conn
+	defer func() {
+		if conn != nil {
+			_ = conn.Close()
+		}
+	}()
+	var out []incremental.Frozen
+	for _, ex := range plan.Extracts {
+		if ex.Incremental == nil {
+			continue
+		}
+		if conn == nil {
+			c, err := r.connect(ctx, plan.Session)
+			if err != nil {
+				return nil, &JobError{Kind: KindConnect, Extract: ex.Name, Err: err}
+			}
+			conn = c
+		}
+		t, err := catalog.LoadTable(ctx, conn, ex.Schema, ex.Table, ex.Timeout)
+		if err != nil {
+			return nil, &JobError{Kind: KindExtract, Extract: ex.Name, Err: err}
+		}
+		w, err := incremental.Open(ctx, conn, t, ex.Name, *ex.Incremental, nil, ex.Timeout)
+		if err != nil {
+			return nil, &JobError{Kind: KindExtract, Extract: ex.Name, Err: err}
+		}
+		f, err := w.Freeze()
+		w.Close()
+		if err != nil {
+			return nil, &JobError{Kind: KindExtract, Extract: ex.Name, Err: err}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
 // beginConsistency starts the unit's SNAPSHOT transaction on its new
 // session. For a table it reads the table at once (no row), so that the
 // snapshot starts before the describe, count and watermark queries, and
@@ -297,24 +433,17 @@ func snapshotHint(err error) error {
 }
 
 // checkIncremental refuses the combinations whose watermark could skip
-// rows. A window is fixed when a run starts; a partitioned extract is
-// checkpointed, and a resumed run would read its remaining key ranges in a
-// newer window, so rows of the finished ranges that arrived between the
-// two windows would fall behind the saved watermark. A share of the units
-// (--unit) cannot tell when the other shares have published, so it cannot
-// decide to save the watermark either.
+// rows. A partitioned or shared incremental extract is safe because its
+// run is checkpointed and freezes the window when it is planned (every
+// unit, in every process and every resumption, reads the same window, and
+// the watermark moves when the run is committed); a backfill's range is
+// given, and it moves no watermark. What remains is a share (--unit) of a
+// backfill: each process would name its outputs after its own start.
 func (r *Runner) checkIncremental(plan *Plan) error {
 	for _, ex := range plan.Extracts {
-		if ex.Incremental == nil {
-			continue
-		}
-		switch {
-		case ex.Partition != nil:
-			return &JobError{Kind: KindConfig, Extract: ex.Name, Err: &ConfigError{File: plan.File, Field: ex.Field + ".partition",
-				Msg: "an incremental extract cannot be partitioned: a resumed run would read the remaining key ranges in a newer window than the finished ones"}}
-		case r.Share != nil:
+		if ex.Incremental != nil && r.Share != nil && r.Backfill != nil {
 			return &JobError{Kind: KindConfig, Extract: ex.Name, Err: &ConfigError{File: plan.File, Field: ex.Field + ".incremental",
-				Msg: "an incremental extract cannot run as a share of the units (--unit): only a whole run knows when every output is published"}}
+				Msg: "a backfill runs in one process: run it without --unit (partitions still run in parallel sessions)"}}
 		}
 	}
 	return nil

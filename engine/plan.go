@@ -70,6 +70,9 @@ type ExtractPlan struct {
 	Incremental *incremental.Spec
 	Consistency Consistency
 	inc         *windowOnce
+	// frozen is the window of the checkpointed run the plan belongs to,
+	// as its planner fixed it (nil for a run that freezes none).
+	frozen *incremental.Frozen
 	// Partition, when set, splits the extract into key-range units when
 	// the plan is expanded (Runner.Expand reads the key's MIN and MAX).
 	Partition *partition.Spec

@@ -322,6 +322,7 @@ func (r *Runner) Execute(ctx context.Context, plan *Plan) (*Summary, error) {
 		}
 	}
 	err := errors.Join(errs...)
+	complete := false
 	if err == nil && rs != nil {
 		// Whoever finishes the last unit writes the manifest; a share
 		// whose siblings are still running leaves it to them (or to
@@ -337,13 +338,13 @@ func (r *Runner) Execute(ctx context.Context, plan *Plan) (*Summary, error) {
 					err = &JobError{Kind: KindExtract, Err: cerr}
 				}
 			}
-			sum.Manifest = path
+			sum.Manifest, complete = path, cerr == nil
 		}
 	}
 	sum.Duration = time.Since(sum.Started)
 	// The watermarks advance last, for the extracts whose every unit
-	// published.
-	err = errors.Join(err, commitWindows(plan, sum, errs))
+	// published (of a checkpointed run: once the run is complete).
+	err = errors.Join(err, commitWindows(plan, sum, errs, rs, complete))
 	sum.OK = err == nil
 	return sum, err
 }

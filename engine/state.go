@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tdsextract/tdsextract/engine/incremental"
 	"github.com/tdsextract/tdsextract/engine/partition"
 	"github.com/tdsextract/tdsextract/internal/atomicfile"
 )
@@ -21,10 +22,12 @@ import (
 // that a run started again (or with --resume, or by another process of a
 // scheduler's job array) does only what is missing. It holds:
 //
-//	plan.json          the run's units with their key-range bounds, written
-//	                   once when the run starts (so every process and every
-//	                   resumed run cuts the table at the same bounds, even
-//	                   if rows were added since)
+//	plan.json          the run's units with their key-range bounds, and the
+//	                   windows of its incremental extracts, written once
+//	                   when the run starts (so every process and every
+//	                   resumed run cuts the table at the same bounds and
+//	                   exports the same window, even if rows were added
+//	                   since)
 //	units/NNNNN.json   one record per finished unit: rows, bytes, value
 //	                   checksum, files; written after the unit's sinks
 //	                   published
@@ -49,6 +52,9 @@ type statePlanFile struct {
 	Run         string      `json:"run"`
 	Created     time.Time   `json:"created"`
 	Units       []stateUnit `json:"units"`
+	// Windows are the incremental extracts' windows, read once when the
+	// run was planned.
+	Windows []incremental.Frozen `json:"windows,omitempty"`
 }
 
 type stateUnit struct {

@@ -292,9 +292,13 @@ func newPlanCmd(g *globalOpts) *cobra.Command {
 		Use:   "plan <job.yaml>",
 		Short: "Print the units a run of the job consists of",
 		Long: `plan connects to the source, splits every partitioned extract into its key
-ranges (MIN and MAX of the key) and prints the units, numbered from 0: the
-share i/N of "run --unit i/N" is every unit whose number modulo N is i. An
-unfinished run in the state directory shows the units it planned.`,
+ranges (MIN and MAX of the key, or a sample) and prints the units, numbered
+from 0: the share i/N of "run --unit i/N" is every unit whose number modulo N
+is i. An unfinished run in the state directory shows the units it planned.
+For a job with incremental extracts that keeps checkpoints, plan starts the
+run: it reads each window's high watermark once and writes the units and
+windows to the state directory, so every "run --unit" exports the same
+window; planning again while the run is open shows that window.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			plan, r, err := resolveJob(g, args[0], &rf)
@@ -312,10 +316,17 @@ unfinished run in the state directory shows the units it planned.`,
 				Part    int    `json:"part"`
 				Parts   int    `json:"parts"`
 				Range   string `json:"range,omitempty"`
+				// Window is an incremental extract's window, fixed for
+				// the run when it was planned.
+				Window string `json:"window,omitempty"`
 			}
 			var out []unitJSON
 			for i, u := range units {
-				out = append(out, unitJSON{Index: i, ID: u.ID(), Extract: u.Extract.Name, Part: u.Part, Parts: max(1, u.Parts), Range: u.Range.String()})
+				uj := unitJSON{Index: i, ID: u.ID(), Extract: u.Extract.Name, Part: u.Part, Parts: max(1, u.Parts), Range: u.Range.String()}
+				if f := u.Extract.FrozenWindow(); f != nil {
+					uj.Window = f.Column + " in " + f.Describe()
+				}
+				out = append(out, uj)
 			}
 			if asJSON {
 				b, err := json.MarshalIndent(out, "", "  ")
@@ -335,6 +346,11 @@ unfinished run in the state directory shows the units it planned.`,
 				fmt.Fprintf(tw, "%d\t%s\t%s\n", u.Index, u.ID, rng)
 			}
 			tw.Flush()
+			for _, ex := range plan.Extracts {
+				if f := ex.FrozenWindow(); f != nil {
+					fmt.Fprintf(g.stdout, "%s: %s in %s, fixed for this run (every unit and process exports it; the watermark moves when the run is committed)\n", ex.Name, f.Column, f.Describe())
+				}
+			}
 			fmt.Fprintf(g.stdout, "%d units; run a share with: tdsextract run %s --unit i/N\n", len(out), args[0])
 			return nil
 		},
@@ -437,6 +453,8 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 				state = "state saved to " + in.StateFile
 			case in.Backfill:
 				state = "backfill, state unchanged"
+			case in.Pending:
+				state = "state saved when the run is committed"
 			}
 			fmt.Fprintf(w, "  %s: %s in %s, %s\n", e.Name, in.Column, in.Window, state)
 		}

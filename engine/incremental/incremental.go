@@ -5,6 +5,11 @@
 // it, and backfill ranges. It knows SQL Server's types (decode) and how to
 // ask a session for the high watermark; it knows nothing of jobs or sinks.
 //
+// A checkpointed run (partitioned, shared between processes, resumable)
+// freezes its window when it is planned (Frozen, in the run's plan), so
+// every unit reads the same rows, and saves the watermark once the whole
+// run is committed (CommitFrozen).
+//
 // A window is the predicate "col > @wm_lo AND col <= @wm_hi" with both
 // bounds passed as parameters of the column's own type (datetime2(7) as
 // datetime2(7), rowversion as binary(8)), never formatted into SQL text

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine/catalog"
 )
 
 func ti(k decode.Kind, arg ...int) decode.TypeInfo {
@@ -167,4 +168,79 @@ func TestStateLock(t *testing.T) {
 		t.Fatalf("lock after release: %v", err)
 	}
 	release2()
+}
+
+// A frozen window comes back exactly (the 100 ns digit of datetime2(7)
+// included), is refused for a changed column, and commits once per run:
+// again is a no-op, a state moved by another run is left alone, and a
+// high watermark below the last one does not move it back.
+func TestFrozenWindow(t *testing.T) {
+	tbl := &catalog.Table{Schema: "dbo", Name: "events", Columns: []catalog.Column{
+		{Name: "ts", BaseType: "datetime2", Scale: 7, Wire: decode.Column{Name: "ts", Type: ti(decode.KindDateTime2, 7)}}}}
+	spec := Spec{Column: "ts", StateFile: filepath.Join(t.TempDir(), "events.watermark.json")}
+	lo := decode.DateTime{Days: decode.DateFromCivil(2026, 1, 1), Ticks: 490_000_000}
+	hi := decode.DateTime{Days: lo.Days, Ticks: lo.Ticks + 1}
+	last := "2026-01-01 00:00:49.0000000"
+	w := &Window{Name: "events", Spec: spec, Column: tbl.Column("ts"), Type: ti(decode.KindDateTime2, 7), Class: ClassDateTime,
+		Lo: lo, Hi: hi, HasHi: true, Output: "events.run-000004", Prev: &State{Watermark: &last, Runs: 3}}
+	f, err := w.Freeze()
+	if err != nil || *f.Lo != last || *f.Hi != "2026-01-01 00:00:49.0000001" || !f.Forward || f.Runs != 3 || f.Output != "events.run-000004" {
+		t.Fatalf("Freeze: %+v %v", f, err)
+	}
+	if d := f.Describe(); d != "(2026-01-01 00:00:49.0000000, 2026-01-01 00:00:49.0000001]" || d != w.Describe() {
+		t.Errorf("Describe %q, the window's %q", d, w.Describe())
+	}
+	back, err := Thaw(tbl, spec, f, true)
+	if err != nil || !reflect.DeepEqual(back.Lo, w.Lo) || !reflect.DeepEqual(back.Hi, w.Hi) || back.Predicate() != w.Predicate() || !back.Holds() {
+		t.Fatalf("Thaw: %+v %v", back, err)
+	}
+	if _, err := Thaw(tbl, spec, f, true); runtime.GOOS != "windows" && (err == nil || !strings.Contains(err.Error(), "must not overlap")) {
+		t.Errorf("a second holder: %v", err)
+	}
+	back.Close()
+	changed := *tbl
+	changed.Columns = []catalog.Column{{Name: "ts", BaseType: "datetime", Wire: decode.Column{Name: "ts", Type: ti(decode.KindDateTime)}}}
+	if _, err := Thaw(&changed, spec, f, false); err == nil || !strings.Contains(err.Error(), "--restart") {
+		t.Errorf("changed column: %v", err)
+	}
+
+	// The state the window was planned from.
+	if err := Save(spec.StateFile, &State{Extract: "events", Column: "ts", Type: "datetime2(7)", Watermark: &last, Runs: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := CommitFrozen(spec, f, "run-a", 7, false); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := Load(spec.StateFile)
+	if *st.Watermark != *f.Hi || st.Runs != 4 || st.Rows != 7 || st.Run != "run-a" {
+		t.Fatalf("after commit: %+v", st)
+	}
+	if err := CommitFrozen(spec, f, "run-a", 7, false); err != nil {
+		t.Fatalf("again: %v", err)
+	}
+	if again, _ := Load(spec.StateFile); again.Runs != 4 {
+		t.Errorf("committing the run again counted it twice: %+v", again)
+	}
+	if err := CommitFrozen(spec, f, "run-b", 7, false); err == nil || !strings.Contains(err.Error(), "moved since run run-b was planned") {
+		t.Errorf("a run planned from an older state: %v", err)
+	}
+	// A high watermark below the last (rows deleted) keeps the last.
+	below := *w
+	below.Hi = lo
+	below.Prev = &State{Watermark: st.Watermark, Runs: 4}
+	fb, err := below.Freeze()
+	if err != nil || fb.Forward {
+		t.Fatalf("Freeze below: %+v %v", fb, err)
+	}
+	if err := CommitFrozen(spec, fb, "run-c", 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := Load(spec.StateFile); *st.Watermark != *f.Hi || st.Runs != 5 {
+		t.Errorf("moved back: %+v", st)
+	}
+	bf := *w
+	bf.Backfill = true
+	if _, err := bf.Freeze(); err == nil {
+		t.Error("a backfill was frozen")
+	}
 }

@@ -36,6 +36,10 @@ type State struct {
 	// committed.
 	Rows    int64     `json:"rows"`
 	Updated time.Time `json:"updated"`
+	// Run is the checkpointed run that committed last (CommitFrozen), so
+	// that committing it again changes nothing; "" after a run of one
+	// process without checkpoints.
+	Run string `json:"run,omitempty"`
 }
 
 // StateVersion is the state file format written.

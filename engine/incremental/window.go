@@ -298,6 +298,7 @@ func (w *Window) Commit(rows int64) error {
 	}
 	next.Runs++
 	next.Rows = rows
+	next.Run = ""
 	next.Updated = time.Now().UTC()
 	return Save(w.Spec.StateFile, &next)
 }
