@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -241,5 +243,68 @@ func TestRetryThenResume(t *testing.T) {
 	}
 	if _, err := os.Stat(dir + "/out/manifest.json"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the previous run's manifest survived a failed new run: %v", err)
+	}
+}
+
+// progressLog records progress events.
+type progressLog struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (p *progressLog) add(format string, args ...any) {
+	p.mu.Lock()
+	p.events = append(p.events, fmt.Sprintf(format, args...))
+	p.mu.Unlock()
+}
+
+func (p *progressLog) Start(ex string, _ int64, _ time.Time) { p.add("start %s", ex) }
+func (p *progressLog) Update(string, int64, int64)           {}
+func (p *progressLog) Finish(ex string, rows, _ int64, _ float64, err error) {
+	p.add("finish %s %d %v", ex, rows, err == nil)
+}
+func (p *progressLog) Retry(ex string, attempt int, _ error, _ time.Duration) {
+	p.add("retry %s %d", ex, attempt)
+}
+
+// A unit that fails transiently and succeeds on its second attempt is
+// started once, reported retried once, and finished once with every row.
+func TestRetriedUnitReportedOnce(t *testing.T) {
+	srv, src := partitionServer(t, tdsserver.Faults{CloseAfterRows: 500, Table: "temporal"})
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	prog := &progressLog{}
+	r := &Runner{Registry: csvRegistry(t), Progress: prog, Sleep: func(context.Context, time.Duration) error {
+		return srv.SetFaults(tdsserver.Faults{}) // healthy for the next attempt
+	}}
+	job := &JobConfig{Name: "p", Source: src, Retry: RetryConfig{Attempts: 3, Initial: "1ms", Max: "2ms"},
+		Extracts: []ExtractConfig{{Table: "dbo.temporal", Sinks: []SinkConfig{{Type: "csv", Options: map[string]any{"path": dir + "/out/"}}}}}}
+	sum, err := r.Run(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"start temporal", "retry temporal 1", "finish temporal 4000 true"}
+	if !slices.Equal(prog.events, want) || sum.Extracts[0].Attempts != 2 {
+		t.Errorf("events %q, want %q; %d attempts", prog.events, want, sum.Extracts[0].Attempts)
+	}
+}
+
+// A request timeout is retried like a lost connection: the unit's second
+// attempt, on a server that no longer stalls, exports every row, and the
+// summary lists the timed-out attempt.
+func TestRequestTimeoutIsRetried(t *testing.T) {
+	srv, src := partitionServer(t, tdsserver.Faults{StallAfterRows: 100, Stall: 10 * time.Second, Table: "temporal"})
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	r := &Runner{Registry: csvRegistry(t), Sleep: func(context.Context, time.Duration) error { return srv.SetFaults(tdsserver.Faults{}) }}
+	job := &JobConfig{Name: "p", Source: src, Retry: RetryConfig{Attempts: 2, Initial: "1ms", Max: "2ms"},
+		Extracts: []ExtractConfig{{Table: "dbo.temporal", Timeout: "300ms", Sinks: []SinkConfig{{Type: "csv", Options: map[string]any{"path": dir + "/out/"}}}}}}
+	sum, err := r.Run(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sum.Extracts[0]
+	if e.Rows != 4000 || e.Attempts != 2 || len(e.Retries) != 1 || !strings.Contains(e.Retries[0].Error, "request timeout") {
+		t.Errorf("%d rows, %d attempts, retries %+v", e.Rows, e.Attempts, e.Retries)
 	}
 }

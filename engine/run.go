@@ -69,6 +69,17 @@ type Progress interface {
 	Finish(extract string, rows, wireBytes int64, rowsPerSec float64, err error)
 }
 
+// RetryProgress is what a Progress may also implement to show retries. A
+// unit is started and finished once, however many attempts it takes: an
+// attempt that failed transiently and will run again is reported as
+// Retry (its number, its error and the wait before the next attempt)
+// instead of Finish, and the next attempt does not Start it again; its
+// Updates count rows from 0 again. A Progress without Retry sees only
+// the rows going back.
+type RetryProgress interface {
+	Retry(extract string, attempt int, err error, delay time.Duration)
+}
+
 // Summary is the result of a run.
 type Summary struct {
 	Job string `json:"job"`
@@ -371,14 +382,21 @@ func resumedSummary(rec *UnitRecord) ExtractSummary {
 func (r *Runner) runWithRetries(ctx context.Context, plan *Plan, u Unit, checksum bool) (ExtractSummary, error) {
 	attempts := max(1, plan.Retry.Attempts)
 	var retries []RetryEvent
+	at := &attempt{}
 	for a := 1; ; a++ {
-		s, err := r.runUnit(ctx, plan, u, checksum)
+		at.final = func(err error) bool {
+			return err == nil || a >= attempts || !retryable(err) || ctx.Err() != nil
+		}
+		s, err := r.runUnit(ctx, plan, u, checksum, at)
 		s.Attempts, s.Retries = a, retries
-		if err == nil || a >= attempts || !retryable(err) || ctx.Err() != nil {
+		if at.final(err) {
 			return s, err
 		}
 		d := backoff(plan.Retry, a)
 		retries = append(retries, RetryEvent{Unit: u.ID(), Attempt: a, Error: err.Error(), Delay: d})
+		if rp, ok := r.Progress.(RetryProgress); ok && at.started {
+			rp.Retry(at.label, a, err, d)
+		}
 		sleep := r.Sleep
 		if sleep == nil {
 			sleep = sleepCtx
@@ -392,7 +410,10 @@ func (r *Runner) runWithRetries(ctx context.Context, plan *Plan, u Unit, checksu
 
 // retryable: a transient failure of the source (the session classifies
 // them) or of the connection to it. Configuration errors, server errors
-// about the query and protocol violations are not.
+// about the query and protocol violations are not. A request timeout is
+// (session.TimeoutError is temporary): a stall past the budget is mostly
+// a passing condition (blocking, failover), and the attempts bound the
+// total wait; a job that wants a timeout to be final sets one attempt.
 func retryable(err error) bool {
 	var je *JobError
 	if errors.As(err, &je) && je.Kind == KindConfig {

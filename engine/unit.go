@@ -38,6 +38,7 @@ type unit struct {
 	win   *incremental.Window // an incremental extract's window (incremental.go)
 	// check, when set, fingerprints every value (checkpointed runs).
 	check *Checksum
+	at    *attempt
 }
 
 // stepError is a failed step with the class of its failure.
@@ -51,8 +52,17 @@ func (e *stepError) Unwrap() error { return e.err }
 
 func failed(kind ErrorKind, err error) error { return &stepError{kind, err} }
 
-func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit, checksum bool) (ExtractSummary, error) {
-	x := &unit{r: r, u: u, ex: u.Extract, plan: plan, start: time.Now()}
+// attempt is what the attempts of one unit share: whether the unit has
+// been reported started (under label), and whether an attempt's outcome
+// ends the unit (else it is retried).
+type attempt struct {
+	started bool
+	label   string
+	final   func(error) bool
+}
+
+func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit, checksum bool, at *attempt) (ExtractSummary, error) {
+	x := &unit{r: r, u: u, ex: u.Extract, plan: plan, start: time.Now(), at: at}
 	if checksum {
 		x.check = &Checksum{}
 	}
@@ -75,7 +85,8 @@ func (r *Runner) runUnit(ctx context.Context, plan *Plan, u Unit, checksum bool)
 	if err == nil {
 		x.sum.RowsPerSec = rate(x.rows, x.sum.Duration)
 	}
-	if r.Progress != nil {
+	if r.Progress != nil && at.final(err) {
+		// An attempt that will be retried is the retry's to report.
 		r.Progress.Finish(x.label(), x.rows, x.sum.WireBytes, x.sum.RowsPerSec, err)
 	}
 	if err == nil {
@@ -207,9 +218,10 @@ func (x *unit) openSinks(ctx context.Context) error {
 	if len(x.sinks) == 0 {
 		return errAllSkipped
 	}
-	if x.r.Progress != nil {
+	if x.r.Progress != nil && !x.at.started {
 		x.r.Progress.Start(x.label(), x.info.EstimatedRows, x.start)
 	}
+	x.at.started, x.at.label = true, x.label()
 	return nil
 }
 

@@ -45,6 +45,7 @@ type quietProgress struct{}
 func (quietProgress) Start(string, int64, time.Time)              {}
 func (quietProgress) Update(string, int64, int64)                 {}
 func (quietProgress) Finish(string, int64, int64, float64, error) {}
+func (quietProgress) Retry(string, int, error, time.Duration)     {}
 func (quietProgress) Wait()                                       {}
 
 // logProgress logs start, finish and, at most every `every`, progress.
@@ -84,6 +85,12 @@ func (l *logProgress) Finish(ex string, rows, bytes int64, rate float64, err err
 	l.log.Info("extract finished", "extract", ex, "rows", rows, "wire_bytes", bytes, "rows_per_s", math.Round(rate))
 }
 
+// Retry logs an attempt that failed and will run again, the error last
+// (it is long), as the summary's retry lines do.
+func (l *logProgress) Retry(ex string, attempt int, err error, delay time.Duration) {
+	l.log.Warn("extract retrying", "extract", ex, "attempt", attempt, "delay", delay.Round(time.Millisecond), "error", err)
+}
+
 func (l *logProgress) Wait() {}
 
 // barProgress draws one line per extract: its name, a bar (a percentage
@@ -120,9 +127,11 @@ func (c *sizedConsole) GetTermSize() (width, height int, err error) {
 type bar struct {
 	b     *mpb.Bar
 	est   int64
-	began time.Time
-	rows  atomic.Int64
-	bytes atomic.Int64 // wire bytes
+	began atomic.Int64 // Unix nanoseconds: the current attempt's start
+	// retries is the number of attempts that failed and were retried.
+	retries atomic.Int32
+	rows    atomic.Int64
+	bytes   atomic.Int64 // wire bytes
 	// final is the summary's rows/s once finished (as float64 bits).
 	final    atomic.Uint64
 	finished atomic.Bool
@@ -134,7 +143,7 @@ func (st *bar) rate() float64 {
 	if st.finished.Load() {
 		return math.Float64frombits(st.final.Load())
 	}
-	d := time.Since(st.began).Seconds()
+	d := time.Since(time.Unix(0, st.began.Load())).Seconds()
 	if d <= 0 {
 		return 0
 	}
@@ -145,6 +154,13 @@ func (st *bar) rate() float64 {
 func (st *bar) stats() string {
 	rows := st.rows.Load()
 	s := fmt.Sprintf(" %d rows  %.0f rows/s  %s", rows, st.rate(), mib(st.bytes.Load()))
+	switch n := st.retries.Load(); n {
+	case 0:
+	case 1:
+		s += "  1 retry"
+	default:
+		s += fmt.Sprintf("  %d retries", n)
+	}
 	if st.est > 0 && !st.finished.Load() {
 		pct := min(99, 100*rows/st.est) // a stale estimate never shows 100% before the end
 		s += fmt.Sprintf("  %d%%", pct)
@@ -159,7 +175,8 @@ func (p *barProgress) Start(ex string, est int64, began time.Time) {
 	if began.IsZero() {
 		began = time.Now()
 	}
-	st := &bar{est: est, began: began}
+	st := &bar{est: est}
+	st.began.Store(began.UnixNano())
 	name := mpb.PrependDecorators(decor.Name(ex, decor.WCSyncSpaceR))
 	info := mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return st.stats() }))
 	if est > 0 {
@@ -207,6 +224,17 @@ func (p *barProgress) Finish(ex string, rows, bytes int64, rate float64, err err
 		return
 	}
 	st.b.SetTotal(rows, true)
+}
+
+// Retry keeps the unit's line: it counts the retry, and the rows and
+// rows/s start again with the next attempt, which begins after delay.
+func (p *barProgress) Retry(ex string, _ int, _ error, delay time.Duration) {
+	if st := p.get(ex); st != nil {
+		st.retries.Add(1)
+		st.rows.Store(0)
+		st.began.Store(time.Now().Add(delay).UnixNano())
+		st.b.SetCurrent(0)
+	}
 }
 
 func (p *barProgress) Wait() { p.p.Wait() }

@@ -2,13 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
 
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
@@ -72,7 +77,7 @@ func TestBarAgreesWithSummary(t *testing.T) {
 // early nor shows more than 99% before the end; an unknown one shows rows.
 func TestBarStats(t *testing.T) {
 	st := &bar{est: 100}
-	st.began = st.began.Add(1)
+	st.began.Store(time.Now().Add(-time.Hour).UnixNano())
 	st.rows.Store(150)
 	if s := st.stats(); !strings.Contains(s, "150 rows") || !strings.Contains(s, "99%") {
 		t.Errorf("stale estimate: %q", s)
@@ -80,7 +85,18 @@ func TestBarStats(t *testing.T) {
 	st = &bar{est: -1}
 	st.rows.Store(7)
 	st.bytes.Store(3 << 20)
-	if s := st.stats(); !strings.Contains(s, " 7 rows") || !strings.Contains(s, "3.0 MiB") || strings.Contains(s, "%") {
+	if s := st.stats(); !strings.Contains(s, " 7 rows") || !strings.Contains(s, "3.0 MiB") || strings.Contains(s, "%") || strings.Contains(s, "retr") {
 		t.Errorf("unknown estimate: %q", s)
 	}
+	// A retried unit keeps its line, counts from 0 again and shows its retries.
+	p := &barProgress{p: mpb.New(mpb.WithOutput(io.Discard)), bars: map[string]*bar{}}
+	p.Start("t#0001", 1000, time.Now())
+	p.Update("t#0001", 400, 1<<20)
+	p.Retry("t#0001", 1, errors.New("connection reset"), time.Millisecond)
+	p.Retry("t#0001", 2, errors.New("connection reset"), time.Millisecond)
+	if st := p.get("t#0001"); st == nil || len(p.bars) != 1 || !strings.Contains(st.stats(), " 0 rows") || !strings.Contains(st.stats(), "2 retries") {
+		t.Errorf("after two retries: %d bars, %v", len(p.bars), st)
+	}
+	p.Finish("t#0001", 1000, 2<<20, 5000, nil)
+	p.Wait()
 }
