@@ -137,8 +137,8 @@ func TestMigrateSuiteParity(t *testing.T) {
 			t.Errorf("%s: markdown:\n%s", tc.shape, md)
 		}
 	}
-	cond := migrateConditions([]migrateTarget{migrateTargetFor("lineitem"), migrateTargetFor("sales")}, "1 2 3")
-	for _, want := range []string{"load average 1 2 3 before", "WITH " + pgloaderWith, "- sales (tdsextract: `--include 'sales.*'`): `INCLUDING ONLY TABLE NAMES LIKE '%' IN SCHEMA 'sales'`"} {
+	cond := migrateConditions([]migrateTarget{migrateTargetFor("lineitem"), migrateTargetFor("sales")}, "abc1234", "1 2 3")
+	for _, want := range []string{"at abc1234,", "load average 1 2 3 before", "WITH " + pgloaderWith, "- sales (tdsextract: `--include 'sales.*'`): `INCLUDING ONLY TABLE NAMES LIKE '%' IN SCHEMA 'sales'`"} {
 		if !strings.Contains(cond, want) {
 			t.Errorf("conditions lack %q:\n%s", want, cond)
 		}

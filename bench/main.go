@@ -222,7 +222,7 @@ func main() {
 			}
 			targets = append(targets, t)
 		}
-		loadBefore := loadAverage()
+		loadBefore, commit := loadAverage(), headCommit()
 		url := *pgURL
 		if url == "" {
 			srv, err := pgtest.Launch()
@@ -248,7 +248,7 @@ func main() {
 			}
 			rs = append(rs, r...)
 		}
-		writeMigrateResults(rs, migrateConditions(targets, loadBefore), *md, *out)
+		writeMigrateResults(rs, migrateConditions(targets, commit, loadBefore), *md, *out)
 		return
 	}
 	if *suite == "partitions" {

@@ -300,12 +300,11 @@ func migrateMarkdown(rs []MigrateResult) string {
 // the commit, the load average before and after, pgloader's version and
 // every target's load-file clauses, so that the figures can be read
 // (and the pgloader side repeated) without the harness's source.
-func migrateConditions(targets []migrateTarget, loadBefore string) string {
+func migrateConditions(targets []migrateTarget, commit, loadBefore string) string {
 	var b strings.Builder
 	b.WriteString("# tdsextract migrate beside pgloader\n\n")
-	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	fmt.Fprintf(&b, "`go run ./bench %s` at %s, %s/%s, %d CPUs; load average %s before the run, %s after.\n",
-		strings.Join(os.Args[1:], " "), strings.TrimSpace(string(commit)), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadBefore, loadAverage())
+		strings.Join(os.Args[1:], " "), commit, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadBefore, loadAverage())
 	b.WriteString("Each leg is a child process migrating the target from one sample server (in the harness's process)\n" +
 		"into a fresh database of one PostgreSQL, legs alternating; medians of the repetitions after a discarded\n" +
 		"first; peak RSS is the child's ru_maxrss. Every table's row count is checked after every repetition.\n")
@@ -318,6 +317,20 @@ func migrateConditions(targets []migrateTarget, loadBefore string) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// headCommit is the work tree's commit, with "+changes" when it has
+// uncommitted changes (the binary measured is built from the work tree).
+func headCommit() string {
+	c, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "an unknown commit"
+	}
+	commit := strings.TrimSpace(string(c))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		commit += "+changes"
+	}
+	return commit
 }
 
 // loadAverage is /proc/loadavg's three figures, or "unknown".
