@@ -616,7 +616,7 @@ func TestSplitRanges(t *testing.T) {
 	var ranges []string
 	for _, s := range plan.Steps {
 		if s.Phase == PhaseData {
-			ranges = append(ranges, s.Object+": "+s.Where+" | "+s.PGWhere)
+			ranges = append(ranges, s.Object+": "+s.Range.String()+" | "+s.PGWhere)
 		}
 	}
 	want := "[sales.order_lines#1/3: [line_id] < 834 | line_id < 834 sales.order_lines#2/3: [line_id] >= 834 AND [line_id] < 1667 | line_id >= 834 AND line_id < 1667 sales.order_lines#3/3: [line_id] >= 1667 | line_id >= 1667]"

@@ -9,6 +9,8 @@ import (
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/partition"
+	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/sinks/postgres"
 )
 
@@ -72,9 +74,20 @@ type Step struct {
 	// Refs are the other tables a foreign key or view needs loaded.
 	Refs []string
 	SQL  []string
-	// Where and PGWhere are, for a data step that loads one key range of
-	// its table, the range as a T-SQL and as a PostgreSQL predicate.
-	Where, PGWhere string
+	// Range and PGWhere are, for a data step that loads one key range of
+	// its table, the range (a T-SQL predicate with its bounds as
+	// parameters) and the same rows as a PostgreSQL predicate.
+	Range   *partition.Part
+	PGWhere string
+}
+
+// where is the step's T-SQL predicate and its parameters ("" for a whole
+// table).
+func (s *Step) where() (string, []session.Param) {
+	if s.Range == nil {
+		return "", nil
+	}
+	return s.Range.Where, s.Range.Params()
 }
 
 // Key identifies the step in the state table.
