@@ -85,7 +85,7 @@ whole plan. A table that fails leaves the others; --resume continues a run.`,
 	f.Int64Var(&splitRows, "split-rows", migrate.DefaultSplitRows, "a table with more rows whose clustered key leads with an integer, date/time or uniqueidentifier column loads as key ranges of about this many rows, in parallel (0: never)")
 	f.StringVar(&verify, "verify", "none", "none, count (row counts) or checksum (every value, source stream vs read back)")
 	f.StringVar(&identifiers, "identifiers", "lower", "lower (names folded, usable unquoted) or preserve")
-	f.StringVar(&caseInsensitive, "case-insensitive", "none", "keys under a case-insensitive source collation: none (case-sensitive in PostgreSQL, reported) or icu (a nondeterministic ICU collation)")
+	f.StringVar(&caseInsensitive, "case-insensitive", "none", "keys under a case-insensitive source collation: none (case-sensitive in PostgreSQL, reported), icu (a nondeterministic ICU collation) or citext (the citext extension's type)")
 	f.BoolVar(&resume, "resume", false, "continue an earlier run: skip what it finished, load what is missing")
 	f.BoolVar(&dryRun, "dry-run", false, "print the whole plan (DDL, lossy mappings, what is not translated) and exit")
 	f.StringVar(&stateTable, "state-table", migrate.DefaultStateTable, "where the target records the steps a run finished")

@@ -76,9 +76,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Sprintf("identifiers %q: use lower or preserve", c.Options.Identifiers))
 	}
 	switch c.Options.CaseInsensitive {
-	case "", CINone, CIICU:
+	case "", CINone, CIICU, CICitext:
 	default:
-		errs = append(errs, fmt.Sprintf("case_insensitive %q: use none or icu", c.Options.CaseInsensitive))
+		errs = append(errs, fmt.Sprintf("case_insensitive %q: use none, icu or citext", c.Options.CaseInsensitive))
 	}
 	if c.SplitRows < 0 {
 		errs = append(errs, fmt.Sprintf("split_rows %d: use 0 (never) or a row count", c.SplitRows))
