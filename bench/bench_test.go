@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
@@ -90,8 +93,8 @@ func TestPostgresSuiteParity(t *testing.T) {
 	}
 }
 
-// The migrate suite must not rot: both legs on a small lineitem, each
-// checked for every row in its target.
+// The migrate suite must not rot: both legs on a small lineitem and on a
+// small sales schema, each checked for every table's rows in its target.
 func TestMigrateSuiteParity(t *testing.T) {
 	if _, err := exec.LookPath("pgloader"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -100,22 +103,66 @@ func TestMigrateSuiteParity(t *testing.T) {
 		t.Skip("skipping: pgloader not installed")
 	}
 	url := pgtest.Start(t)
-	addrFor := func(n int64) (string, func()) {
-		srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1,
-			Rows: map[string]int64{"dbo.lineitem": n}}), Encryption: tdsserver.EncryptNotSup})
+	var served []map[string]int64
+	addrFor := func(rows map[string]int64) (string, func()) {
+		served = append(served, rows)
+		srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}),
+			Encryption: tdsserver.EncryptNotSup})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return srv.Addr(), func() { _ = srv.Close() }
 	}
-	rs, err := runMigrateSuite("lineitem", []int64{300}, 2, url, addrFor)
+	for _, tc := range []struct {
+		shape  string
+		tables int
+		total  int64
+	}{
+		{"lineitem", 1, 300},
+		{"sales", 4, 300 + 75 + 15 + 3}, // order_lines, orders, customers, products
+	} {
+		served = nil
+		rs, err := runMigrateSuite(migrateTargetFor(tc.shape), []int64{300}, 2, url, addrFor)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.shape, err)
+		}
+		if len(rs) != 2 || rs[0].Leg != "tdsextract migrate" || rs[1].Leg != "pgloader" || rs[0].Reps != 1 || rs[0].RSSMedianMB <= 0 ||
+			rs[0].TotalRows != tc.total || rs[1].TotalRows != tc.total {
+			t.Fatalf("%s: %+v", tc.shape, rs)
+		}
+		if len(served) != 1 || len(served[0]) != tc.tables {
+			t.Fatalf("%s: sample servers started with %v", tc.shape, served)
+		}
+		if md := migrateMarkdown(rs); !strings.Contains(md, tc.shape+", 300 rows: tdsextract's wall time is") {
+			t.Errorf("%s: markdown:\n%s", tc.shape, md)
+		}
+	}
+	cond := migrateConditions([]migrateTarget{migrateTargetFor("lineitem"), migrateTargetFor("sales")}, "abc1234", "1 2 3")
+	for _, want := range []string{"at abc1234,", "load average 1 2 3 before", "WITH " + pgloaderWith, "- sales (tdsextract: `--include 'sales.*'`): `INCLUDING ONLY TABLE NAMES LIKE '%' IN SCHEMA 'sales'`"} {
+		if !strings.Contains(cond, want) {
+			t.Errorf("conditions lack %q:\n%s", want, cond)
+		}
+	}
+}
+
+// A target whose row counts the harness gets wrong must fail the run, not
+// report a fast leg: checkRowCounts against a database holding fewer rows.
+func TestMigrateRowCountCheck(t *testing.T) {
+	url := pgtest.Start(t)
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 2 || rs[0].Leg != "tdsextract migrate" || rs[1].Leg != "pgloader" || rs[0].Reps != 1 || rs[0].RSSMedianMB <= 0 {
-		t.Fatalf("%+v", rs)
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE SCHEMA s; CREATE TABLE s.a (x int); CREATE TABLE s.b (x int); INSERT INTO s.a SELECT generate_series(1, 5); INSERT INTO s.b VALUES (1)"); err != nil {
+		t.Fatal(err)
 	}
-	if md := migrateMarkdown(rs); !strings.Contains(md, "300 rows: tdsextract's wall time is") {
-		t.Errorf("markdown:\n%s", md)
+	if err := checkRowCounts(url, map[string]int64{"s.a": 5, "s.b": 1}); err != nil {
+		t.Errorf("matching counts: %v", err)
+	}
+	err = checkRowCounts(url, map[string]int64{"s.a": 5, "s.b": 2})
+	if err == nil || !strings.Contains(err.Error(), "s.b has 1 rows, want 2") {
+		t.Errorf("a short table: %v", err)
 	}
 }

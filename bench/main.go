@@ -152,8 +152,8 @@ func main() {
 		noBCP   = flag.Bool("no-freebcp", false, "skip the freebcp leg")
 		server  = flag.String("server", "", "host:port of a sample server already running in another process (tdsextract sample-server, default seed); default: one in this process")
 		prof    = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (look at one leg with pprof -focus)")
-		migRows = flag.String("migrate-rows", "100000,1000000", "-suite migrate: row counts of the table, comma-separated")
-		suite   = flag.String("suite", "fetch", "fetch (decode into checksums), postgres (load PostgreSQL; shapes default poc48,odbc5,temporal,lineitem), migrate (tdsextract migrate beside pgloader on lineitem: wall time and peak RSS, results in bench/results/migrate.*), plugins (the plugin boundary: shapes default poc48,lineitem, mode memory, results in bench/results/plugins.*) or partitions (one table as 1 and as 2 key-range units, the server's CPU share; -rows, results in bench/results/partitions.md)")
+		migRows = flag.String("migrate-rows", "100000,1000000", "-suite migrate: row counts of the table (sales: of order_lines), comma-separated")
+		suite   = flag.String("suite", "fetch", "fetch (decode into checksums), postgres (load PostgreSQL; shapes default poc48,odbc5,temporal,lineitem), migrate (tdsextract migrate beside pgloader: -shapes lineitem (default; any dbo table) or sales (the whole sales schema with its keys, indexes and foreign keys, order_lines at -migrate-rows and the other tables in proportion); wall time and peak RSS, results in bench/results/migrate.* for lineitem, migrate-<shapes>.* otherwise), plugins (the plugin boundary: shapes default poc48,lineitem, mode memory, results in bench/results/plugins.*) or partitions (one table as 1 and as 2 key-range units, the server's CPU share; -rows, results in bench/results/partitions.md)")
 		pgURL   = flag.String("pg", "", "PostgreSQL for -suite postgres (superuser: the ceiling legs COPY server-side files); default: a throwaway PostgreSQL started for the run")
 		noPGL   = flag.Bool("no-pgloader", false, "skip the pgloader leg of -suite postgres")
 		pqSet   = flag.String("parquet-set", "", "parquet mode: sink options for tdsextract's legs, key=value,... (default: the sink's defaults)")
@@ -190,15 +190,20 @@ func main() {
 		os.Exit(2)
 	}
 	if *suite == "migrate" {
+		names := []string{"lineitem"}
+		if flagSet("shapes") {
+			names = strings.Split(*shapes, ",")
+		}
+		// lineitem alone keeps the file names it always had
+		base := "bench/results/migrate"
+		if len(names) != 1 || names[0] != "lineitem" {
+			base += "-" + strings.Join(names, "-")
+		}
 		if !flagSet("out") {
-			*out = "bench/results/migrate.json"
+			*out = base + ".json"
 		}
 		if !flagSet("md") {
-			*md = "bench/results/migrate.md"
-		}
-		table := "lineitem"
-		if flagSet("shapes") {
-			table = *shapes
+			*md = base + ".md"
 		}
 		var counts []int64
 		for _, f := range strings.Split(*migRows, ",") {
@@ -208,6 +213,16 @@ func main() {
 			}
 			counts = append(counts, n)
 		}
+		var targets []migrateTarget
+		for _, name := range names {
+			t := migrateTargetFor(strings.TrimSpace(name))
+			cfg := sampledb.Config{Rows: t.rows(1)}
+			if err := cfg.Validate(); err != nil {
+				fail(fmt.Errorf("-shapes: %w", err))
+			}
+			targets = append(targets, t)
+		}
+		loadBefore, commit := loadAverage(), headCommit()
 		url := *pgURL
 		if url == "" {
 			srv, err := pgtest.Launch()
@@ -217,19 +232,23 @@ func main() {
 			defer srv.Stop()
 			url = srv.URL
 		}
-		addrFor := func(n int64) (string, func()) {
-			srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1,
-				Rows: map[string]int64{"dbo." + table: n}}), Encryption: tdsserver.EncryptNotSup})
+		addrFor := func(rows map[string]int64) (string, func()) {
+			srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}),
+				Encryption: tdsserver.EncryptNotSup})
 			if err != nil {
 				fail(err)
 			}
 			return srv.Addr(), func() { _ = srv.Close() }
 		}
-		rs, err := runMigrateSuite(table, counts, *reps, url, addrFor)
-		if err != nil {
-			fail(err)
+		var rs []MigrateResult
+		for _, t := range targets {
+			r, err := runMigrateSuite(t, counts, *reps, url, addrFor)
+			if err != nil {
+				fail(err)
+			}
+			rs = append(rs, r...)
 		}
-		writeMigrateResults(rs, *md, *out)
+		writeMigrateResults(rs, migrateConditions(targets, commit, loadBefore), *md, *out)
 		return
 	}
 	if *suite == "partitions" {

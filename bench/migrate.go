@@ -9,19 +9,44 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
 
 // The migrate suite: `tdsextract migrate` beside pgloader, each a child
-// process migrating the same table of the same sample server into its
+// process migrating the same tables of the same sample server into its
 // own fresh database of one PostgreSQL, repetitions interleaved, the
 // first of each discarded. Wall time and the child's peak resident set
 // (getrusage's ru_maxrss) are reported as medians and as ratios, at every
-// row count asked for, so that memory flat in the row count shows.
+// row count asked for, so that memory flat in the row count shows. After
+// every repetition each table's row count in the target is checked, so a
+// leg that loads less is an error, not a fast result.
+//
+// Two kinds of target (-shapes): one dbo table (lineitem by default), or
+// the whole sales schema ("sales": customers, products, orders and
+// order_lines with their primary keys, unique and secondary indexes and
+// the three foreign keys between them), scaled by sampledb.SalesRows so
+// that order_lines has the row count asked for and the other tables keep
+// their proportions (and every foreign key holds). tdsextract migrates it
+// with --include 'sales.*'; pgloader with INCLUDING ONLY TABLE NAMES LIKE
+// '%' IN SCHEMA 'sales' and the options of the lineitem leg (include
+// drop, create tables, create indexes, reset sequences, foreign keys).
+// The sales schema needs no CAST rule: its defaults (getdate(), N'new',
+// ((0)), ((1))) are ones pgloader translates (CURRENT_TIMESTAMP) or copies
+// as valid literals; it is the warehouse schema's NEXT VALUE FOR and
+// CONVERT defaults that stop pgloader (engine/migrate's pgloader
+// comparison names the rules those need). Both legs then build the same
+// work: 4 primary keys, 2 unique and 6 secondary indexes (pgloader makes
+// INCLUDE columns key columns) and 3 foreign keys, after the data.
+// pgloader's identities become plain integer columns, which costs it
+// nothing here. The load file's clauses are written into the results
+// file.
 
 // migrateSample is one repetition of one leg.
 type migrateSample struct {
@@ -29,20 +54,41 @@ type migrateSample struct {
 	maxRSS int64 // bytes
 }
 
+// migrateTarget is what the suite migrates at one row count.
+type migrateTarget struct {
+	name     string                         // "sales", or a dbo table
+	include  string                         // tdsextract migrate --include
+	pgloader string                         // pgloader's INCLUDING (and CAST) clauses
+	rows     func(n int64) map[string]int64 // the sample server's Config.Rows, keyed schema.table
+}
+
+// migrateTargetFor returns the target -shapes names.
+func migrateTargetFor(shape string) migrateTarget {
+	if shape == "sales" {
+		return migrateTarget{name: "sales", include: "sales.*",
+			pgloader: "INCLUDING ONLY TABLE NAMES LIKE '%' IN SCHEMA 'sales'",
+			rows:     sampledb.SalesRows}
+	}
+	return migrateTarget{name: shape, include: "dbo." + shape,
+		pgloader: fmt.Sprintf("INCLUDING ONLY TABLE NAMES LIKE '%s' IN SCHEMA 'dbo'", shape),
+		rows:     func(n int64) map[string]int64 { return map[string]int64{"dbo." + shape: n} }}
+}
+
 // MigrateResult is one leg at one row count.
 type MigrateResult struct {
-	Table       string  `json:"table"`
-	Rows        int64   `json:"rows"`
+	Table       string  `json:"table"`      // the target: "sales" or a dbo table
+	Rows        int64   `json:"rows"`       // the row count asked for (sales: of order_lines)
+	TotalRows   int64   `json:"total_rows"` // the rows of every table migrated
 	Leg         string  `json:"leg"`
 	Reps        int     `json:"reps"`
 	WallMedianS float64 `json:"wall_median_s"`
 	RSSMedianMB float64 `json:"peak_rss_median_mib"`
-	RowsPerSec  float64 `json:"rows_per_s"`
+	RowsPerSec  float64 `json:"rows_per_s"` // TotalRows per second of median wall time
 }
 
-// runMigrateSuite runs the suite on table at each row count; addrFor
-// starts (or names) a sample server with that many rows.
-func runMigrateSuite(table string, rowCounts []int64, reps int, pgURL string, addrFor func(rows int64) (string, func())) ([]MigrateResult, error) {
+// runMigrateSuite runs the suite on target at each row count; addrFor
+// starts (or names) a sample server with those row counts.
+func runMigrateSuite(target migrateTarget, rowCounts []int64, reps int, pgURL string, addrFor func(rows map[string]int64) (string, func())) ([]MigrateResult, error) {
 	bin, err := buildTdsextract()
 	if err != nil {
 		return nil, err
@@ -58,47 +104,45 @@ func runMigrateSuite(table string, rowCounts []int64, reps int, pgURL string, ad
 	defer ctl.Close(context.Background())
 	var out []MigrateResult
 	for _, n := range rowCounts {
-		addr, stop := addrFor(n)
+		want := target.rows(n)
+		var total int64
+		for _, v := range want {
+			total += v
+		}
+		addr, stop := addrFor(want)
 		legs := []struct {
 			name string
 			db   string
-			run  func(target string) (migrateSample, error)
+			run  func(url string) (migrateSample, error)
 		}{
-			{"tdsextract migrate", "bench_migrate_tdsx", func(target string) (migrateSample, error) {
+			{"tdsextract migrate", "bench_migrate_tdsx", func(url string) (migrateSample, error) {
 				return child(exec.Command(bin, "--quiet", "migrate", "--source", fmt.Sprintf("sqlserver://%s@%s?database=sample&encrypt=disable", benchUser, addr),
-					"--password-env", "BENCH_SOURCE_PASSWORD", "--include", "dbo."+table, "--target", target), nil)
+					"--password-env", "BENCH_SOURCE_PASSWORD", "--include", target.include, "--target", url), nil)
 			}},
-			{"pgloader", "bench_migrate_pgl", func(target string) (migrateSample, error) {
-				return pgloaderChild(pgloader, addr, table, target)
+			{"pgloader", "bench_migrate_pgl", func(url string) (migrateSample, error) {
+				return pgloaderChild(pgloader, addr, target.pgloader, url)
 			}},
 		}
 		samples := make([][]migrateSample, len(legs))
 		for r := 0; r < reps; r++ {
 			for i, l := range legs {
-				target, err := freshDatabase(ctl, pgURL, l.db)
+				url, err := freshDatabase(ctl, pgURL, l.db)
 				if err != nil {
 					stop()
 					return nil, err
 				}
-				s, err := l.run(target)
+				s, err := l.run(url)
+				if err == nil {
+					err = checkRowCounts(url, want)
+				}
 				if err != nil {
 					stop()
 					return nil, fmt.Errorf("%s: %w", l.name, err)
 				}
-				var got int64
-				c, err := pgx.Connect(context.Background(), target)
-				if err == nil {
-					err = c.QueryRow(context.Background(), "SELECT count(*) FROM dbo."+table).Scan(&got)
-					c.Close(context.Background())
-				}
-				if err != nil || got != n {
-					stop()
-					return nil, fmt.Errorf("%s: %d rows in the target, want %d (%v)", l.name, got, n, err)
-				}
 				if r > 0 { // the first repetition warms caches: discarded
 					samples[i] = append(samples[i], s)
 				}
-				fmt.Fprintf(os.Stderr, "bench: migrate %s %d rows rep %d: %s %.2fs %.0f MiB\n", table, n, r, l.name, s.wall.Seconds(), float64(s.maxRSS)/(1<<20))
+				fmt.Fprintf(os.Stderr, "bench: migrate %s %d rows rep %d: %s %.2fs %.0f MiB\n", target.name, n, r, l.name, s.wall.Seconds(), float64(s.maxRSS)/(1<<20))
 			}
 		}
 		stop()
@@ -108,11 +152,41 @@ func runMigrateSuite(table string, rowCounts []int64, reps int, pgURL string, ad
 				walls, rss = append(walls, s.wall.Seconds()), append(rss, float64(s.maxRSS)/(1<<20))
 			}
 			w := median(walls)
-			out = append(out, MigrateResult{Table: table, Rows: n, Leg: l.name, Reps: len(walls), WallMedianS: w,
-				RSSMedianMB: median(rss), RowsPerSec: float64(n) / w})
+			out = append(out, MigrateResult{Table: target.name, Rows: n, TotalRows: total, Leg: l.name, Reps: len(walls), WallMedianS: w,
+				RSSMedianMB: median(rss), RowsPerSec: float64(total) / w})
 		}
 	}
 	return out, nil
+}
+
+// checkRowCounts compares every table's row count in the database at url
+// with want (keyed schema.table).
+func checkRowCounts(url string, want map[string]int64) error {
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	names := make([]string, 0, len(want))
+	for k := range want {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var bad []string
+	for _, name := range names {
+		var got int64
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM "+name).Scan(&got); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if got != want[name] {
+			bad = append(bad, fmt.Sprintf("%s has %d rows, want %d", name, got, want[name]))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("in the target, %s", strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 // buildTdsextract builds the CLI into a temporary directory.
@@ -141,7 +215,10 @@ func child(cmd *exec.Cmd, env []string) (migrateSample, error) {
 	return migrateSample{wall: wall, maxRSS: peakRSS(cmd.ProcessState)}, nil
 }
 
-func pgloaderChild(bin, addr, table, target string) (migrateSample, error) {
+// pgloaderWith is the WITH clause of both targets' load files.
+const pgloaderWith = "include drop, create tables, create indexes, reset sequences, foreign keys"
+
+func pgloaderChild(bin, addr, including, target string) (migrateSample, error) {
 	tmp, err := os.MkdirTemp(shmDir(), "tdsx-pgloader-")
 	if err != nil {
 		return migrateSample{}, err
@@ -156,9 +233,9 @@ func pgloaderChild(bin, addr, table, target string) (migrateSample, error) {
 	cmd := fmt.Sprintf(`LOAD DATABASE
   FROM mssql://%s:%s@%s:%s/sample
   INTO %s
-  WITH include drop, create tables, create indexes, reset sequences, foreign keys
-  INCLUDING ONLY TABLE NAMES LIKE '%s' IN SCHEMA 'dbo';
-`, benchUser, benchPass, host, port, strings.Split(target, "?")[0], table)
+  WITH %s
+  %s;
+`, benchUser, benchPass, host, port, strings.Split(target, "?")[0], pgloaderWith, including)
 	if err := os.WriteFile(load, []byte(cmd), 0o644); err != nil {
 		return migrateSample{}, err
 	}
@@ -183,41 +260,95 @@ func freshDatabase(ctl *pgx.Conn, pgURL, name string) (string, error) {
 	return u.String(), nil
 }
 
-// migrateMarkdown is the suite's table, with the ratios per row count.
+// migrateMarkdown is the suite's table, with the ratios per target and
+// row count.
 func migrateMarkdown(rs []MigrateResult) string {
 	var b strings.Builder
-	b.WriteString("| table | rows | leg | wall s (median) | rows/s | peak RSS MiB (median) |\n| --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| target | rows | rows, all tables | leg | wall s (median) | rows/s | peak RSS MiB (median) |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "| %s | %d | %s | %.2f | %.0f | %.0f |\n", r.Table, r.Rows, r.Leg, r.WallMedianS, r.RowsPerSec, r.RSSMedianMB)
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.2f | %.0f | %.0f |\n", r.Table, r.Rows, r.TotalRows, r.Leg, r.WallMedianS, r.RowsPerSec, r.RSSMedianMB)
 	}
-	by := map[int64]map[string]MigrateResult{}
-	var ns []int64
+	type key struct {
+		table string
+		rows  int64
+	}
+	by := map[key]map[string]MigrateResult{}
+	var ks []key
 	for _, r := range rs {
-		if by[r.Rows] == nil {
-			by[r.Rows] = map[string]MigrateResult{}
-			ns = append(ns, r.Rows)
+		k := key{r.Table, r.Rows}
+		if by[k] == nil {
+			by[k] = map[string]MigrateResult{}
+			ks = append(ks, k)
 		}
-		by[r.Rows][r.Leg] = r
+		by[k][r.Leg] = r
 	}
-	sort.Slice(ns, func(i, j int) bool { return ns[i] < ns[j] })
+	sort.SliceStable(ks, func(i, j int) bool {
+		return ks[i].table < ks[j].table || ks[i].table == ks[j].table && ks[i].rows < ks[j].rows
+	})
 	b.WriteString("\n")
-	for _, n := range ns {
-		t, p := by[n]["tdsextract migrate"], by[n]["pgloader"]
+	for _, k := range ks {
+		t, p := by[k]["tdsextract migrate"], by[k]["pgloader"]
 		if t.WallMedianS > 0 && p.WallMedianS > 0 {
-			fmt.Fprintf(&b, "- %d rows: tdsextract's wall time is %.3f of pgloader's (%.1fx faster); peak RSS %.2f of pgloader's\n",
-				n, t.WallMedianS/p.WallMedianS, p.WallMedianS/t.WallMedianS, t.RSSMedianMB/p.RSSMedianMB)
+			fmt.Fprintf(&b, "- %s, %d rows: tdsextract's wall time is %.3f of pgloader's (%.1fx faster); peak RSS %.2f of pgloader's\n",
+				k.table, k.rows, t.WallMedianS/p.WallMedianS, p.WallMedianS/t.WallMedianS, t.RSSMedianMB/p.RSSMedianMB)
 		}
 	}
 	return b.String()
 }
 
-func writeMigrateResults(rs []MigrateResult, md, out string) {
+// migrateConditions describes a run for the results file: the command,
+// the commit, the load average before and after, pgloader's version and
+// every target's load-file clauses, so that the figures can be read
+// (and the pgloader side repeated) without the harness's source.
+func migrateConditions(targets []migrateTarget, commit, loadBefore string) string {
+	var b strings.Builder
+	b.WriteString("# tdsextract migrate beside pgloader\n\n")
+	fmt.Fprintf(&b, "`go run ./bench %s` at %s, %s/%s, %d CPUs; load average %s before the run, %s after.\n",
+		strings.Join(os.Args[1:], " "), commit, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadBefore, loadAverage())
+	b.WriteString("Each leg is a child process migrating the target from one sample server (in the harness's process)\n" +
+		"into a fresh database of one PostgreSQL, legs alternating; medians of the repetitions after a discarded\n" +
+		"first; peak RSS is the child's ru_maxrss. Every table's row count is checked after every repetition.\n")
+	v, _ := exec.Command("pgloader", "--version").Output()
+	line, _, _ := strings.Cut(string(v), "\n")
+	fmt.Fprintf(&b, "pgloader (%s) reads SQL Server through FreeTDS (tds version 7.4); its load file is\n"+
+		"`LOAD DATABASE FROM mssql://... INTO postgresql://... WITH %s` and, per target:\n\n", strings.TrimSpace(line), pgloaderWith)
+	for _, t := range targets {
+		fmt.Fprintf(&b, "- %s (tdsextract: `--include '%s'`): `%s`\n", t.name, t.include, strings.Join(strings.Fields(t.pgloader), " "))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// headCommit is the work tree's commit, with "+changes" when it has
+// uncommitted changes (the binary measured is built from the work tree).
+func headCommit() string {
+	c, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "an unknown commit"
+	}
+	commit := strings.TrimSpace(string(c))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		commit += "+changes"
+	}
+	return commit
+}
+
+// loadAverage is /proc/loadavg's three figures, or "unknown".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}
+
+func writeMigrateResults(rs []MigrateResult, conditions, md, out string) {
 	table := migrateMarkdown(rs)
 	fmt.Print(table)
 	if b, err := json.MarshalIndent(rs, "", "  "); err == nil && out != "" {
 		_ = os.WriteFile(out, append(b, '\n'), 0o644)
 	}
 	if md != "" {
-		_ = os.WriteFile(md, []byte(table), 0o644)
+		_ = os.WriteFile(md, []byte(conditions+table), 0o644)
 	}
 }

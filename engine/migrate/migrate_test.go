@@ -468,30 +468,78 @@ func TestResume(t *testing.T) {
 	}
 }
 
-// With --case-insensitive icu the keys under a case-insensitive source
-// collation refuse what SQL Server refuses, and the checks on them still
-// work (pattern matching names another collation).
+// With --case-insensitive icu or citext the keys under a case-insensitive
+// source collation refuse what SQL Server refuses ('ABC' after 'abc'),
+// the checks on them still work (pattern matching names another
+// collation under icu), every value reads back equal (checksum) and the
+// plan reports the choice. The whole warehouse schema, so that the foreign
+// key onto such a key is created too.
 func TestCaseInsensitiveKeys(t *testing.T) {
-	db := sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"warehouse.sites": 5, "warehouse.stock": 0, "warehouse.movements": 0}})
-	plan, _, conn := migrated(t, db, "migrate_ci", func(c *Config) { c.Options.CaseInsensitive = CIICU }, "warehouse.sites")
-	ctx := context.Background()
-	var code string
-	if err := conn.QueryRow(ctx, "SELECT code FROM warehouse.sites LIMIT 1").Scan(&code); err != nil {
-		t.Fatal(err)
-	}
-	_, err := conn.Exec(ctx, "INSERT INTO warehouse.sites (code, name, opened_on) VALUES ($1, 'x', '2026-01-01')", strings.ToLower(code))
-	if pgCode(err) != "23505" {
-		t.Errorf("inserting %q beside %q: %v, want a unique violation", strings.ToLower(code), code, err)
-	}
-	if _, err := conn.Exec(ctx, "INSERT INTO warehouse.sites (code, name, opened_on) VALUES ('zzz-999', 'x', '2026-01-01')"); err != nil {
-		t.Errorf("a lower-case code the check admits: %v", err)
-	}
-	found := false
-	for _, n := range plan.Notes {
-		found = found || n.What == "key" && strings.Contains(n.Detail, CICollation)
-	}
-	if !found {
-		t.Errorf("the plan does not report the case-insensitive key: %+v", plan.Notes)
+	db := sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"warehouse.sites": 5, "warehouse.stock": 40, "warehouse.movements": 30}})
+	for _, tc := range []struct{ policy, typ, note string }{
+		{CIICU, "character varying(12)", CICollation},
+		{CICitext, "citext", "typed citext"},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			plan, sum, conn := migrated(t, db, "migrate_ci_"+tc.policy, func(c *Config) { c.Options.CaseInsensitive = tc.policy; c.Verify = VerifyChecksum }, "warehouse.*")
+			ctx := context.Background()
+			for _, ts := range sum.Tables {
+				if ts.Verified != VerifyChecksum || ts.Error != "" {
+					t.Errorf("%s: %+v", ts.Source, ts)
+				}
+			}
+			if typ := query[string](t, conn, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'warehouse.sites'::regclass AND attname = 'code'"); !strings.HasSuffix(typ, tc.typ) {
+				t.Errorf("sites.code is %s, want %s", typ, tc.typ)
+			}
+			sites, _ := db.Table("warehouse", "sites")
+			want := map[string]bool{}
+			for i := range sites.Rows {
+				want[sites.Row(i, nil)[1].(string)] = true
+			}
+			rows, err := conn.Query(ctx, "SELECT code::text FROM warehouse.sites")
+			if err != nil {
+				t.Fatal(err)
+			}
+			codes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range codes {
+				if !want[c] {
+					t.Errorf("code %q read back, not in the source", c)
+				}
+			}
+			if len(codes) != len(want) {
+				t.Errorf("%d codes read back, want %d", len(codes), len(want))
+			}
+			ins := "INSERT INTO warehouse.sites (code, name, opened_on) VALUES ($1, 'x', '2026-01-01')"
+			if _, err := conn.Exec(ctx, ins, "abc-001"); err != nil {
+				t.Fatalf("inserting 'abc-001': %v", err)
+			}
+			if _, err := conn.Exec(ctx, ins, "ABC-001"); pgCode(err) != "23505" {
+				t.Errorf("inserting 'ABC-001' after 'abc-001': %v, want a unique violation", err)
+			}
+			if _, err := conn.Exec(ctx, ins, strings.ToLower(codes[0])); pgCode(err) != "23505" {
+				t.Errorf("inserting %q beside %q: %v, want a unique violation", strings.ToLower(codes[0]), codes[0], err)
+			}
+			if _, err := conn.Exec(ctx, ins, "zzz-999"); err != nil {
+				t.Errorf("a lower-case code the check admits: %v", err)
+			}
+			if _, err := conn.Exec(ctx, ins, "zz-9"); pgCode(err) != "23514" {
+				t.Errorf("a code the check refuses: %v, want a check violation", err)
+			}
+			found := false
+			for _, n := range plan.Notes {
+				found = found || n.What == "key" && strings.Contains(n.Detail, tc.note)
+			}
+			if !found {
+				t.Errorf("the plan does not report the case-insensitive key: %+v", plan.Notes)
+			}
+			var b bytes.Buffer
+			if err := plan.Write(&b); err != nil || !strings.Contains(b.String(), "case-insensitive keys "+tc.policy+"\n") {
+				t.Errorf("plan text:\n%s", b.String())
+			}
+		})
 	}
 }
 
@@ -616,7 +664,7 @@ func TestSplitRanges(t *testing.T) {
 	var ranges []string
 	for _, s := range plan.Steps {
 		if s.Phase == PhaseData {
-			ranges = append(ranges, s.Object+": "+s.Where+" | "+s.PGWhere)
+			ranges = append(ranges, s.Object+": "+s.Range.String()+" | "+s.PGWhere)
 		}
 	}
 	want := "[sales.order_lines#1/3: [line_id] < 834 | line_id < 834 sales.order_lines#2/3: [line_id] >= 834 AND [line_id] < 1667 | line_id >= 834 AND line_id < 1667 sales.order_lines#3/3: [line_id] >= 1667 | line_id >= 1667]"

@@ -9,6 +9,8 @@ import (
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/partition"
+	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/sinks/postgres"
 )
 
@@ -21,6 +23,11 @@ const (
 	// case-insensitive source collation the nondeterministic ICU
 	// collation CICollation, so PostgreSQL refuses what SQL Server would.
 	CIICU = "icu"
+	// CICitext types those columns citext (the extension, created when
+	// missing): case-insensitive comparisons, unique keys and pattern
+	// matches everywhere, LIKE included; a varchar(n) or char(n) bound is
+	// kept by a CHECK, as citext has no length.
+	CICitext = "citext"
 )
 
 // CICollation is the collation CIICU creates and uses: ICU's root locale
@@ -34,7 +41,7 @@ type Options struct {
 	// lower, a table whose columns (or a schema whose tables) would fold
 	// into one name keeps its names as they are, and the plan says so.
 	Identifiers string
-	// CaseInsensitive is CINone (default) or CIICU.
+	// CaseInsensitive is CINone (default), CIICU or CICitext.
 	CaseInsensitive string
 }
 
@@ -72,9 +79,20 @@ type Step struct {
 	// Refs are the other tables a foreign key or view needs loaded.
 	Refs []string
 	SQL  []string
-	// Where and PGWhere are, for a data step that loads one key range of
-	// its table, the range as a T-SQL and as a PostgreSQL predicate.
-	Where, PGWhere string
+	// Range and PGWhere are, for a data step that loads one key range of
+	// its table, the range (a T-SQL predicate with its bounds as
+	// parameters) and the same rows as a PostgreSQL predicate.
+	Range   *partition.Part
+	PGWhere string
+}
+
+// where is the step's T-SQL predicate and its parameters ("" for a whole
+// table).
+func (s *Step) where() (string, []session.Param) {
+	if s.Range == nil {
+		return "", nil
+	}
+	return s.Range.Where, s.Range.Params()
 }
 
 // Key identifies the step in the state table.
@@ -149,6 +167,9 @@ func Build(ctx context.Context, db *catalog.Database, describe Describer, o Opti
 	if o.CaseInsensitive == CIICU {
 		b.step(Step{Phase: PhaseSetup, Object: CICollation, SQL: []string{"CREATE COLLATION IF NOT EXISTS " + CICollation +
 			" (provider = icu, locale = 'und-u-ks-level2', deterministic = false)"}})
+	}
+	if o.CaseInsensitive == CICitext {
+		b.step(Step{Phase: PhaseSetup, Object: "citext", SQL: []string{"CREATE EXTENSION IF NOT EXISTS citext"}})
 	}
 	b.schemaNames()
 	for _, s := range b.schemas {
@@ -426,6 +447,14 @@ func classOf(k decode.Kind) class {
 	return cUnknown
 }
 
+// charLength is the n of a varchar(n) or char(n) target type.
+func charLength(t postgres.Type) (int, bool) {
+	if t.Typmod < 4 || !strings.HasPrefix(t.SQL, "varchar(") && !strings.HasPrefix(t.SQL, "char(") {
+		return 0, false
+	}
+	return int(t.Typmod - 4), true
+}
+
 // caseInsensitive reports whether a collation name is case-insensitive.
 func caseInsensitive(collation string) bool {
 	return strings.Contains(strings.ToUpper(collation), "_CI")
@@ -474,25 +503,55 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 	sc := &tableScope{b: b, t: t, tp: tp, cols: map[string]colInfo{}}
 	b.byTable[t] = sc
 	ci := ciKeyColumns(t)
+	// Under citext a column referencing such a key is citext too:
+	// PostgreSQL implements no foreign key from varchar onto citext.
+	fkCI := map[string]string{} // column (lower) -> the key it references
+	if b.o.CaseInsensitive == CICitext {
+		for _, fk := range t.ForeignKeys {
+			ref := b.db.Table(fk.RefSchema, fk.RefTable)
+			if ref == nil {
+				continue
+			}
+			rci := ciKeyColumns(ref)
+			for i, rc := range fk.RefColumns {
+				if _, ok := rci[strings.ToLower(rc)]; ok && i < len(fk.Columns) {
+					if _, own := ci[strings.ToLower(fk.Columns[i])]; !own {
+						fkCI[strings.ToLower(fk.Columns[i])] = ref.FullName() + "." + rc
+					}
+				}
+			}
+		}
+	}
 	// The source column of each target column.
 	src := make([]*catalog.Column, len(mapped))
 	for i := range mapped {
 		src[i] = all.Items[mapped[i].Source].Column
 		if mapped[i].Companion == "" {
-			_, nondet := ci[strings.ToLower(src[i].Name)]
+			_, key := ci[strings.ToLower(src[i].Name)]
+			if _, ok := fkCI[strings.ToLower(src[i].Name)]; ok {
+				key = true
+			}
 			sc.cols[strings.ToLower(src[i].Name)] = colInfo{sql: postgres.QuoteIdent(mapped[i].Name), class: classOf(src[i].Kind()),
-				ci: src[i].Kind().IsText() && caseInsensitive(src[i].Collation), nondet: nondet && b.o.CaseInsensitive == CIICU}
+				ci: src[i].Kind().IsText() && caseInsensitive(src[i].Collation), nondet: key && b.o.CaseInsensitive == CIICU,
+				citext: key && b.o.CaseInsensitive == CICitext}
 		}
 	}
 	for col, keys := range ci {
 		obj := t.FullName() + "." + t.Column(col).Name
-		if b.o.CaseInsensitive == CIICU {
+		switch b.o.CaseInsensitive {
+		case CIICU:
 			b.note(obj, "key", "", fmt.Sprintf("case-insensitive in the source (%s, used by %s): COLLATE %s keeps keys unique regardless of case",
 				t.Column(col).Collation, strings.Join(keys, ", "), CICollation))
-		} else {
+		case CICitext:
+			b.note(obj, "key", "", fmt.Sprintf("case-insensitive in the source (%s, used by %s): typed citext (the citext extension), which keeps keys unique regardless of case",
+				t.Column(col).Collation, strings.Join(keys, ", ")))
+		default:
 			b.lossy(obj, "key", "", fmt.Sprintf("case-insensitive in the source (%s, used by %s) but case-sensitive in PostgreSQL: values that differ only in case are no longer duplicates (use --case-insensitive icu)",
 				t.Column(col).Collation, strings.Join(keys, ", ")))
 		}
+	}
+	for col, ref := range fkCI {
+		b.note(t.FullName()+"."+t.Column(col).Name, "key", "", fmt.Sprintf("references the case-insensitive key %s: typed citext like it", ref))
 	}
 	var defs []string
 	generated := map[string]bool{}
@@ -504,8 +563,18 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 			b.lossy(obj, "column", c.SQLType(), fmt.Sprintf("%s -> %s: %s", c.SQLType(), m.Type.SQL, m.Why))
 		}
 		if m.Companion == "" {
-			if _, ok := ci[strings.ToLower(c.Name)]; ok && b.o.CaseInsensitive == CIICU {
-				def += " COLLATE " + CICollation
+			_, isKey := ci[strings.ToLower(c.Name)]
+			_, isRef := fkCI[strings.ToLower(c.Name)]
+			if isKey || isRef {
+				switch b.o.CaseInsensitive {
+				case CIICU:
+					def += " COLLATE " + CICollation
+				case CICitext:
+					def = postgres.QuoteIdent(m.Name) + " citext"
+					if n, ok := charLength(m.Type); ok {
+						def += fmt.Sprintf(" CHECK (char_length(%s) <= %d)", postgres.QuoteIdent(m.Name), n)
+					}
+				}
 			}
 		}
 		switch {

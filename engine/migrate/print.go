@@ -27,10 +27,11 @@ func (p *Plan) Write(w io.Writer) error {
 		if s.Phase == PhaseData {
 			tp := byTarget[s.Table]
 			how := "truncated and loaded in one transaction"
-			if s.Where != "" {
-				how = "a key range, appended in its own transaction"
+			where := ""
+			if s.Range != nil {
+				how, where = "a key range, appended in its own transaction", s.Range.String()
 			}
-			fmt.Fprintf(&b, "-- %s <- %s (binary COPY, %s)\n", s.Object, tp.Load.SQL(s.Where), how)
+			fmt.Fprintf(&b, "-- %s <- %s (binary COPY, %s)\n", s.Object, tp.Load.SQL(where), how)
 			if tp.Restart != "" {
 				fmt.Fprintf(&b, "%s;\n", tp.Restart)
 			}

@@ -76,9 +76,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Sprintf("identifiers %q: use lower or preserve", c.Options.Identifiers))
 	}
 	switch c.Options.CaseInsensitive {
-	case "", CINone, CIICU:
+	case "", CINone, CIICU, CICitext:
 	default:
-		errs = append(errs, fmt.Sprintf("case_insensitive %q: use none or icu", c.Options.CaseInsensitive))
+		errs = append(errs, fmt.Sprintf("case_insensitive %q: use none, icu or citext", c.Options.CaseInsensitive))
 	}
 	if c.SplitRows < 0 {
 		errs = append(errs, fmt.Sprintf("split_rows %d: use 0 (never) or a row count", c.SplitRows))
@@ -466,8 +466,8 @@ func (r *runner) loadData(ctx context.Context, steps []*Step) {
 			if err != nil {
 				ts.Error = err.Error()
 				r.markFailed(tp.Target(), "loading its rows failed")
-				if s.Where != "" {
-					err = fmt.Errorf("key range %s: %w", s.Where, err)
+				if s.Range != nil {
+					err = fmt.Errorf("key range %s: %w", s.Range, err)
 				}
 				r.fail(fmt.Errorf("table %s: %w", tp.Source.FullName(), err))
 			}
@@ -547,8 +547,9 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 	}
 	defer conn.Close()
 	verify := r.c.Verify
+	where, params := s.where()
 	if verify != "" && verify != VerifyNone {
-		n, err := catalog.Count(ctx, conn, tp.Source.Schema, tp.Source.Name, s.Where, r.c.Timeout)
+		n, err := catalog.Count(ctx, conn, tp.Source.Schema, tp.Source.Name, where, r.c.Timeout, params...)
 		if err != nil {
 			return fmt.Errorf("counting the source rows: %w", err)
 		}
@@ -576,7 +577,7 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 	// range appends in its own (a rerun of a range that did not commit
 	// finds none of its rows).
 	mode := postgres.ModeTruncate
-	if s.Where != "" {
+	if s.Range != nil {
 		mode = postgres.ModeAppend
 	}
 	cfg := postgres.Config{Conn: r.c.Target, Schema: tp.Schema, Table: tp.Name, Mode: mode,
@@ -600,13 +601,13 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 		if !ok {
 			return errors.New("the load's connection cannot query")
 		}
-		where := ""
+		pgWhere := ""
 		if s.PGWhere != "" {
-			where = " WHERE " + s.PGWhere
+			pgWhere = " WHERE " + s.PGWhere
 		}
 		if verify == VerifyCount || verify == VerifyChecksum {
 			var n int64
-			if err := q.QueryRow(ctx, "SELECT count(*) FROM "+t.QualifiedName()+where).Scan(&n); err != nil {
+			if err := q.QueryRow(ctx, "SELECT count(*) FROM "+t.QualifiedName()+pgWhere).Scan(&n); err != nil {
 				return fmt.Errorf("verify: counting the rows loaded: %w", err)
 			}
 			if n != ts.SourceRows {
@@ -616,7 +617,7 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 		}
 		if verify == VerifyChecksum {
 			back := checksum{skip: jsonbFields(t)}
-			if err := readBack(ctx, q.PgConn(), t, where, &back); err != nil {
+			if err := readBack(ctx, q.PgConn(), t, pgWhere, &back); err != nil {
 				return fmt.Errorf("verify: reading the table back: %w", err)
 			}
 			if back.n != sent.n || back.sum != sent.sum {
@@ -641,7 +642,7 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 		}
 		return err
 	}
-	res, err := conn.Query(ctx, session.Query{SQL: tp.Load.SQL(s.Where), Timeout: r.c.Timeout}, sink)
+	res, err := conn.Query(ctx, session.Query{SQL: tp.Load.SQL(where), Params: params, Timeout: r.c.Timeout}, sink)
 	if res != nil {
 		ts.Rows = res.Rows
 	}

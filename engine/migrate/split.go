@@ -2,35 +2,45 @@ package migrate
 
 import (
 	"context"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/partition"
 	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/sinks/postgres"
 )
 
 // Splitting a big table into key ranges: when a table has more rows than
-// SplitRows and its clustered key leads with an integer column, its data
-// step becomes one step per range of that column, each its own SELECT
-// with a WHERE on the key (which SQL Server answers with a range seek on
-// the clustered index) and its own COPY and transaction, so that several
-// sessions load one table at once and a resumed run reloads only the
-// ranges that did not commit. The ranges split [MIN, MAX] evenly; the
-// first is open below and the last above, so rows inserted outside the
-// extremes since they were read still land in one range. The identity of
-// a split table is restarted by a step of its own after every range is
-// in (ALTER TABLE would wait for the other ranges' locks).
+// SplitRows, its data step becomes one step per range of the leading
+// column of its clustered key, each its own SELECT with a WHERE on the key
+// (which SQL Server answers with a range seek on the clustered index) and
+// its own COPY and transaction, so that several sessions load one table
+// at once and a resumed run reloads only the ranges that did not commit.
+//
+// The ranges are engine/partition's, the planner partitioned extracts
+// use: integer, date and date/time keys cut evenly over [MIN, MAX],
+// uniqueidentifier keys in SQL Server's own GUID order; the first range
+// open below and the last above, so rows inserted outside the extremes
+// since they were read still land in one range, and a nullable key one
+// more range for its NULLs. The bounds are sp_executesql parameters of the
+// key's own type.
+//
+// Each range is also a PostgreSQL predicate, for verifying what the range
+// loaded. It must select exactly the rows the T-SQL one did, after the
+// sink's conversion: date/time bounds are cut to whole seconds (every
+// mapping keeps a value's second, while a datetime's 1/300 s or a
+// datetime2's 100 ns digit may move by rounding), and a GUID bound is
+// compared on the uuid's bytes in SQL Server's order of significance, not
+// PostgreSQL's. The identity of a split table is restarted by a step of
+// its own after every range is in (ALTER TABLE would wait for the other
+// ranges' locks).
 
 // maxParts bounds the ranges of one table.
 const maxParts = 64
-
-// part is one key range: its T-SQL and PostgreSQL predicates.
-type part struct {
-	n, of          int
-	where, pgWhere string
-	label          string
-}
 
 // split replaces the data step of every table that qualifies with its
 // ranges.
@@ -49,17 +59,22 @@ func (p *Plan) split(ctx context.Context, q catalog.Querier, splitRows int64, ti
 			steps = append(steps, s)
 			continue
 		}
-		parts, err := tp.ranges(ctx, q, splitRows, timeout)
+		col, parts, why, err := tp.ranges(ctx, q, splitRows, timeout)
 		if err != nil {
 			return err
 		}
 		if len(parts) < 2 {
+			if why != "" {
+				p.Notes = append(p.Notes, Item{Object: tp.Source.FullName(), What: "table",
+					Detail: fmt.Sprintf("about %d rows: loaded on one session (%s)", tp.Source.RowCount, why)})
+			}
 			steps = append(steps, s)
 			continue
 		}
-		for _, pt := range parts {
-			steps = append(steps, Step{Phase: PhaseData, Object: fmt.Sprintf("%s#%d/%d", tp.Target(), pt.n, pt.of), Table: tp.Target(),
-				Where: pt.where, PGWhere: pt.pgWhere})
+		pgCol := tp.targetColumn(col.Name)
+		for i := range parts {
+			steps = append(steps, Step{Phase: PhaseData, Object: fmt.Sprintf("%s#%d/%d", tp.Target(), i+1, len(parts)), Table: tp.Target(),
+				Range: &parts[i], PGWhere: pgRange(col, pgCol, parts[i])})
 		}
 		if tp.Restart != "" {
 			steps = append(steps, Step{Phase: PhaseKey, Object: tp.Target() + ".identity", Table: tp.Target(), SQL: []string{tp.Restart}})
@@ -67,7 +82,7 @@ func (p *Plan) split(ctx context.Context, q catalog.Querier, splitRows int64, ti
 		}
 		tp.Parts = len(parts)
 		p.Notes = append(p.Notes, Item{Object: tp.Source.FullName(), What: "table",
-			Detail: fmt.Sprintf("about %d rows: loaded as %d ranges of %s, each in its own transaction", tp.Source.RowCount, len(parts), parts[0].label)})
+			Detail: fmt.Sprintf("about %d rows: loaded as %d ranges of %s (%s), each in its own transaction", tp.Source.RowCount, len(parts), col.Name, col.SQLType())})
 	}
 	// Keep the phase order: the identity steps join the keys.
 	var ordered []Step
@@ -82,50 +97,140 @@ func (p *Plan) split(ctx context.Context, q catalog.Querier, splitRows int64, ti
 	return nil
 }
 
-// ranges computes the key ranges of tp, none when its clustered key does
-// not lead with an integer column.
-func (tp *TablePlan) ranges(ctx context.Context, q catalog.Querier, splitRows int64, timeout session.Timeout) ([]part, error) {
-	kr, ok, err := catalog.ClusteredKeyRange(ctx, q, tp.Source, timeout)
-	if err != nil || !ok {
-		return nil, err
+// ranges plans the key ranges of tp with engine/partition, about one per
+// splitRows rows. A table the planner cannot split (no clustered index,
+// a key type it does not cut) gets none and the reason.
+func (tp *TablePlan) ranges(ctx context.Context, q catalog.Querier, splitRows int64, timeout session.Timeout) (*catalog.Column, []partition.Part, string, error) {
+	spec := partition.Spec{Auto: true}
+	col, err := partition.KeyColumn(tp.Source, spec)
+	var pe *partition.Error
+	if errors.As(err, &pe) {
+		return nil, nil, pe.Msg, nil
 	}
-	lo, ok1 := kr.Min.(int64)
-	hi, ok2 := kr.Max.(int64)
-	if !ok1 || !ok2 || hi <= lo {
-		return nil, nil
+	if err != nil {
+		return nil, nil, "", err
 	}
-	n := (tp.Source.RowCount + splitRows - 1) / splitRows
-	n = min(n, maxParts, hi-lo+1)
-	var pgCol string
+	if tp.targetColumn(col.Name) == "" {
+		return nil, nil, "its key column is not loaded", nil
+	}
+	spec.Count = int(min((tp.Source.RowCount+splitRows-1)/splitRows, maxParts))
+	parts, err := partition.Plan(ctx, q, tp.Source, spec, timeout)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if col.Kind().Class() == decode.ClassDateTime {
+		parts = wholeSeconds(col, parts)
+	}
+	return col, parts, "", nil
+}
+
+// targetColumn is the quoted target column of source column name, "" when
+// it is not loaded.
+func (tp *TablePlan) targetColumn(name string) string {
 	for i := range tp.Columns {
-		if tp.Columns[i].Companion == "" && strings.EqualFold(tp.Columns[i].SourceName, kr.Column.Name) {
-			pgCol = postgres.QuoteIdent(tp.Columns[i].Name)
+		if tp.Columns[i].Companion == "" && strings.EqualFold(tp.Columns[i].SourceName, name) {
+			return postgres.QuoteIdent(tp.Columns[i].Name)
 		}
 	}
-	if pgCol == "" {
-		return nil, nil
+	return ""
+}
+
+// wholeSeconds cuts the bounds of a date/time key's parts down to whole
+// seconds (dropping those that then coincide), so that a value and its
+// PostgreSQL conversion are on the same side of every bound.
+func wholeSeconds(col *catalog.Column, parts []partition.Part) []partition.Part {
+	const perSecond = decode.TicksPerDay / 86400
+	var bounds []partition.Bound
+	for _, p := range parts {
+		if p.Hi == nil {
+			continue
+		}
+		b := *p.Hi
+		b.Int -= b.Int % perSecond
+		if len(bounds) == 0 || b.Int > bounds[len(bounds)-1].Int {
+			bounds = append(bounds, b)
+		}
 	}
-	col := catalog.QuoteIdent(kr.Column.Name)
-	// Bounds b[1..n-1] split [lo, hi] evenly; computed in float64-free
-	// integer steps that cannot overflow for any int64 extremes.
-	span := uint64(hi - lo)
-	bound := func(i int64) int64 { return lo + int64(span/uint64(n)*uint64(i)+span%uint64(n)*uint64(i)/uint64(n)) }
-	out := make([]part, 0, n)
-	for i := int64(0); i < n; i++ {
-		var w, pw []string
-		if i > 0 {
-			b := bound(i)
-			w, pw = append(w, fmt.Sprintf("%s >= %d", col, b)), append(pw, fmt.Sprintf("%s >= %d", pgCol, b))
-		}
-		if i < n-1 {
-			b := bound(i + 1)
-			w, pw = append(w, fmt.Sprintf("%s < %d", col, b)), append(pw, fmt.Sprintf("%s < %d", pgCol, b))
-		}
-		where, pgWhere := strings.Join(w, " AND "), strings.Join(pw, " AND ")
-		if i == 0 && kr.Column.Nullable {
-			where, pgWhere = "("+where+") OR "+col+" IS NULL", "("+pgWhere+") OR "+pgCol+" IS NULL"
-		}
-		out = append(out, part{n: int(i + 1), of: int(n), where: where, pgWhere: pgWhere, label: kr.Column.Name})
+	return partition.Ranges(col, bounds)
+}
+
+// pgRange is part as a PostgreSQL predicate on pgCol, the target column of
+// the key col.
+func pgRange(col *catalog.Column, pgCol string, p partition.Part) string {
+	switch {
+	case p.Lo == nil && p.Hi == nil && p.Where == catalog.QuoteIdent(col.Name)+" IS NULL":
+		return pgCol + " IS NULL"
+	case p.Lo == nil && p.Hi == nil && p.Where != "":
+		return pgCol + " IS NOT NULL"
 	}
-	return out, nil
+	operand := pgCol
+	if col.Kind() == decode.KindUniqueIdentifier {
+		operand = pgGUIDOrder(pgCol)
+	}
+	var w []string
+	if p.Lo != nil {
+		w = append(w, operand+" >= "+pgBound(*p.Lo))
+	}
+	if p.Hi != nil {
+		w = append(w, operand+" < "+pgBound(*p.Hi))
+	}
+	return strings.Join(w, " AND ")
+}
+
+// pgGUIDOrder is a uuid column's bytes as hex digits in the order SQL
+// Server compares uniqueidentifier values (decode.GUID.SQLServerOrderKey):
+// compared as C strings they order as the source does. uuid's text is
+// xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, byte k at 2k+1 (plus one per dash
+// before it).
+func pgGUIDOrder(pgCol string) string {
+	// Runs of bytes adjacent in the text become one substr.
+	type run struct{ pos, n int }
+	var runs []run
+	for _, k := range guidSignificance() {
+		pos := 2*k + 1
+		switch {
+		case k >= 10:
+			pos += 4
+		case k >= 8:
+			pos += 3
+		case k >= 6:
+			pos += 2
+		case k >= 4:
+			pos++
+		}
+		if l := len(runs) - 1; l >= 0 && runs[l].pos+runs[l].n == pos {
+			runs[l].n += 2
+			continue
+		}
+		runs = append(runs, run{pos, 2})
+	}
+	parts := make([]string, len(runs))
+	for i, r := range runs {
+		parts[i] = fmt.Sprintf("substr(%s::text, %d, %d)", pgCol, r.pos, r.n)
+	}
+	return "(" + strings.Join(parts, " || ") + ") COLLATE \"C\""
+}
+
+// guidSignificance lists a GUID's byte indexes (RFC 4122 order) most
+// significant first in SQL Server's order, read off SQLServerOrderKey.
+func guidSignificance() []int {
+	var g decode.GUID
+	for k := range g {
+		g[k] = byte(k)
+	}
+	key := g.SQLServerOrderKey()
+	out := make([]int, len(key))
+	for i, b := range key {
+		out[i] = int(b)
+	}
+	return out
+}
+
+// pgBound is a bound as a PostgreSQL literal of the key's target type.
+func pgBound(b partition.Bound) string {
+	if b.GUID != nil {
+		key := b.GUID.SQLServerOrderKey()
+		return "'" + hex.EncodeToString(key[:]) + "'"
+	}
+	return b.String() // an integer, or a quoted date or timestamp
 }

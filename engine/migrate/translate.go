@@ -34,8 +34,9 @@ type colInfo struct {
 	// ci is set for text under a case-insensitive source collation;
 	// nondet when the target column has the nondeterministic
 	// case-insensitive collation (LIKE and regular expressions refuse
-	// those in PostgreSQL 15, so a pattern match names another).
-	ci, nondet bool
+	// those in PostgreSQL 15, so a pattern match names another); citext
+	// when it is typed citext (which compares case-insensitively).
+	ci, nondet, citext bool
 }
 
 // scope resolves the names an expression uses.
@@ -229,7 +230,7 @@ func (t *translator) ciNote(c class, n node) {
 		return
 	}
 	if r, ok := n.(ref); ok {
-		if ci, err := t.sc.column(r.parts); err == nil && ci.ci && !ci.nondet {
+		if ci, err := t.sc.column(r.parts); err == nil && ci.ci && !ci.nondet && !ci.citext {
 			t.note("%s is compared case-sensitively in PostgreSQL (case-insensitively in SQL Server)", strings.Join(r.parts, "."))
 		}
 	}

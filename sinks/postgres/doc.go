@@ -83,7 +83,10 @@
 // Each load is one transaction: BEGIN in Open; in Columns the table is
 // created from the mapping (the same columns the COPY writes, so DDL and
 // data cannot drift), adopted as it is (append, truncate: every mapped
-// column must exist with a type the values fit), truncated, or, for
+// column must exist with a type the values fit; a citext column, or a
+// domain over one, takes text: the extension's type is recognised by its
+// extension, since its OID differs from database to database), truncated,
+// or, for
 // replace, a new table is created beside it; the COPY; then Publish swaps
 // the new table in (replace) and commits. PostgreSQL's DDL is
 // transactional, so a failed, cancelled or killed load leaves the target

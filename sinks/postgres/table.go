@@ -161,6 +161,10 @@ type existingColumn struct {
 	typmod              int32
 	sql                 string
 	notNull, hasDefault bool
+	// citext is set for the citext extension's type, whose OID each
+	// database assigns when the extension is created: it is recognised
+	// by its extension, never by a number.
+	citext bool
 }
 
 // adopt checks an existing table against the mapping: every mapped column
@@ -172,7 +176,10 @@ func (s *Sink) adopt() error {
 	t := s.target
 	rows, err := s.conn.Query(s.ctx, `SELECT a.attname, COALESCE(NULLIF(ty.typbasetype, 0), a.atttypid)::oid,
 			CASE WHEN ty.typbasetype <> 0 THEN ty.typtypmod ELSE a.atttypmod END,
-			pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> ''
+			pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '',
+			EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension x ON x.oid = d.refobjid
+				WHERE d.classid = 'pg_catalog.pg_type'::regclass AND d.objid = COALESCE(NULLIF(ty.typbasetype, 0), a.atttypid)
+				AND d.refclassid = 'pg_catalog.pg_extension'::regclass AND d.deptype = 'e' AND x.extname = 'citext')
 		FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type ty ON ty.oid = a.atttypid
 		WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, t.QualifiedName())
 	if err != nil {
@@ -183,7 +190,7 @@ func (s *Sink) adopt() error {
 	var order []string
 	for rows.Next() {
 		var c existingColumn
-		if err := rows.Scan(&c.name, &c.oid, &c.typmod, &c.sql, &c.notNull, &c.hasDefault); err != nil {
+		if err := rows.Scan(&c.name, &c.oid, &c.typmod, &c.sql, &c.notNull, &c.hasDefault, &c.citext); err != nil {
 			return fmt.Errorf("postgres: reading the columns of %s: %w", t.QualifiedName(), err)
 		}
 		have[c.name] = &c
@@ -217,7 +224,11 @@ func (s *Sink) adopt() error {
 				problems = append(problems, fmt.Sprintf("column %s is %s, the variant's base type needs text", QuoteIdent(m.Name), e.sql))
 			}
 		default:
-			enc, err := encodingFor(src, et)
+			wt := et
+			if e.citext { // citext's binary input and output are text's
+				wt = Type{OID: oidText, Typmod: -1, SQL: e.sql}
+			}
+			enc, err := encodingFor(src, wt)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("column %s: %v", QuoteIdent(m.Name), err))
 				continue

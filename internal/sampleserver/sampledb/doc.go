@@ -49,6 +49,10 @@
 //     makes a new version of the database (DB.Current), which statements
 //     started afterwards read, so tests of incremental exports can add rows
 //     between runs, or during one.
+//   - readings (clustered primary key reading_at datetime2(7), strictly
+//     increasing) and devices (clustered primary key device_id
+//     uniqueidentifier, random): tables to split on keys that are not
+//     integers.
 //   - text_cp1252 (Latin1_General_CI_AS), text_cp1251
 //     (Cyrillic_General_CI_AS), text_cp932 (Japanese_CI_AS), text_utf8
 //     (Latin1_General_100_CI_AS_SC_UTF8): the same strings (TextSamples) in

@@ -131,6 +131,19 @@ func (s Sales) CustomerOfOrder(o int64) int64 {
 	return 1 + uniform(h, s.Customers)
 }
 
+// SalesRows returns Config.Rows for a sales schema whose order_lines has
+// lines rows and whose other tables keep the default proportions (four
+// lines per order, five orders per customer, a hundred lines per product;
+// at least one row each), so that a benchmark can scale the schema as a
+// whole: every order's customer, every line's order and product exist at
+// any scale, since the rows are derived from these counts.
+func SalesRows(lines int64) map[string]int64 {
+	n := DefaultRows["sales.order_lines"]
+	part := func(table string) int64 { return max(1, mulDiv(lines, DefaultRows[table], n)) }
+	return map[string]int64{"sales.order_lines": lines, "sales.orders": part("sales.orders"),
+		"sales.customers": part("sales.customers"), "sales.products": part("sales.products")}
+}
+
 // SalesShape returns the sales schema facts of db.
 func (db *DB) SalesShape() Sales {
 	t := func(n string) int64 { x, _ := db.Table("sales", n); return x.Rows }

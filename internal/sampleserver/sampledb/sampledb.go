@@ -94,6 +94,8 @@ var DefaultRows = map[string]int64{
 	"warehouse.stock":     480,
 	"warehouse.movements": 2000,
 	"dbo.events":          1000,
+	"dbo.readings":        3000,
+	"dbo.devices":         2000,
 }
 
 // DB is a generated sample database. A DB value is immutable and safe for
@@ -342,6 +344,7 @@ func New(cfg Config) *DB {
 	b.textTables()
 	b.warehouse()
 	b.events()
+	b.keyed()
 	db.pools = nil
 	sortTables(db.tables)
 	for i, t := range db.tables {

@@ -343,9 +343,23 @@ func TestSampleCatalogConsistency(t *testing.T) {
 }
 
 // TestSampleReferentialIntegrity checks the sales data itself: every
-// foreign key value exists, and orders.total is the sum of its lines.
+// foreign key value exists, and orders.total is the sum of its lines, at
+// hand-picked counts and at those SalesRows scales to.
 func TestSampleReferentialIntegrity(t *testing.T) {
-	db := New(Config{Seed: 11, Rows: map[string]int64{"sales.orders": 700, "sales.order_lines": 2900, "sales.customers": 90, "sales.products": 33}})
+	for name, rows := range map[string]map[string]int64{
+		"hand-picked":     {"sales.orders": 700, "sales.order_lines": 2900, "sales.customers": 90, "sales.products": 33},
+		"SalesRows(300)":  SalesRows(300),
+		"SalesRows(4321)": SalesRows(4321),
+		"SalesRows(7)":    SalesRows(7),
+	} {
+		t.Run(name, func(t *testing.T) { checkSalesIntegrity(t, New(Config{Seed: 11, Rows: rows})) })
+	}
+	if got := SalesRows(10_000_000); got["sales.orders"] != 2_500_000 || got["sales.customers"] != 500_000 || got["sales.products"] != 100_000 {
+		t.Errorf("SalesRows(10M) = %v, want the default proportions", got)
+	}
+}
+
+func checkSalesIntegrity(t *testing.T, db *DB) {
 	cu, _ := db.Table("sales", "customers")
 	pr, _ := db.Table("sales", "products")
 	or, _ := db.Table("sales", "orders")

@@ -1,0 +1,187 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/partition"
+	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+)
+
+// Tables clustered on a datetime2(7) and on a uniqueidentifier key split
+// into ranges by engine/partition's planner: every row loaded exactly
+// once, each range verified by checksum against its PostgreSQL predicate
+// (so a predicate that selects other rows than the T-SQL one fails the
+// run). A run whose every range fails leaves the table empty; then
+// PostgreSQL refuses one row: its range fails, the ranges beside it
+// commit; and --resume loads exactly the rows not yet in.
+func TestSplitNonIntegerKeys(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 17, Rows: map[string]int64{"dbo.readings": 2600, "dbo.devices": 1900}})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		table, key string
+		refuse     func(row []any) string // a predicate on NEW holding for that row alone
+		parts      int
+	}{
+		{"readings", "reading_at", func(row []any) string {
+			dt := row[0].(decode.DateTime)
+			dt.Ticks -= dt.Ticks % (decode.TicksPerDay / 86400)
+			return fmt.Sprintf("date_trunc('second', NEW.reading_at) = '%s'", decode.AppendDateTimeText(nil, dt, 0)) // rows are 3.7 s apart
+		}, 6},
+		{"devices", "device_id", func(row []any) string { return fmt.Sprintf("NEW.name = '%s'", row[1]) }, 4},
+	} {
+		t.Run(tc.table, func(t *testing.T) {
+			src, _ := db.Table("dbo", tc.table)
+			url, conn := freshDB(t, "migrate_split_"+tc.table)
+			source := startSource(t, db)
+			run := func(src session.Config, resume bool) (*Plan, *Summary, error) {
+				t.Helper()
+				c := migrateConfig(src, url, "dbo."+tc.table)
+				c.Verify, c.SplitRows, c.Resume = VerifyChecksum, 500, resume
+				plan, err := Discover(ctx, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum, err := Run(ctx, c, plan)
+				return plan, sum, err
+			}
+			// First the server drops every connection reading the table
+			// after 100 rows: every range fails, the table is there, empty.
+			faulty := startFaulty(t, db, tdsserver.Faults{Table: "dbo." + tc.table, CloseAfterRows: 100})
+			if _, _, err := run(faulty, false); err == nil || !strings.Contains(err.Error(), "key range") {
+				t.Fatalf("first run: %v, want failed key ranges", err)
+			}
+			if n := query[int64](t, conn, "SELECT count(*) FROM dbo."+tc.table); n != 0 {
+				t.Fatalf("after the first run: %d rows", n)
+			}
+			// Then PostgreSQL refuses one row: its range fails alone.
+			refused := tc.refuse(src.Row(1234, nil))
+			for _, q := range []string{
+				`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF ` + refused + ` THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`,
+				`CREATE TRIGGER refuse BEFORE INSERT ON dbo.` + tc.table + ` FOR EACH ROW EXECUTE FUNCTION refuse()`,
+			} {
+				if _, err := conn.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			_, _, err2 := run(source, true)
+			if err2 == nil || !strings.Contains(err2.Error(), "key range") || !strings.Contains(err2.Error(), "refused") {
+				t.Fatalf("second run: %v, want one range refused", err2)
+			}
+			have := query[int64](t, conn, "SELECT count(*) FROM dbo."+tc.table)
+			// The ranges running beside the refused one commit; those not
+			// started yet are not run once their table has failed.
+			if have == 0 || have > src.Rows-src.Rows/int64(tc.parts)+src.Rows/20 {
+				t.Fatalf("after the refused range: %d of %d rows, want some ranges in, and not the refused one (%v)", have, src.Rows, err2)
+			}
+			if _, err := conn.Exec(ctx, "DROP TRIGGER refuse ON dbo."+tc.table); err != nil {
+				t.Fatal(err)
+			}
+			plan, sum, err := run(source, true)
+			if err != nil {
+				t.Fatalf("resumed run: %v", err)
+			}
+			if ts := sum.Tables[0]; ts.Rows != src.Rows || ts.SourceRows != src.Rows-have || ts.Verified != VerifyChecksum {
+				t.Errorf("resumed run: %+v, want the %d rows of the refused range loaded and verified", ts, src.Rows-have)
+			}
+			checkOnce(t, conn, "dbo."+tc.table, tc.key, src.Rows)
+			var preds []string
+			for _, s := range plan.Steps {
+				if s.Phase == PhaseData {
+					if s.Range == nil {
+						t.Fatalf("%s: a data step without a key range", s.Object)
+					}
+					preds = append(preds, s.Range.String()+" | "+s.PGWhere)
+				}
+			}
+			if len(preds) != tc.parts {
+				t.Errorf("%d ranges, want %d:\n%s", len(preds), tc.parts, strings.Join(preds, "\n"))
+			}
+			t.Logf("ranges:\n%s", strings.Join(preds, "\n"))
+		})
+	}
+}
+
+// checkOnce checks that table holds want rows with want distinct keys.
+func checkOnce(t *testing.T, conn *pgx.Conn, table, key string, want int64) {
+	t.Helper()
+	n := query[int64](t, conn, "SELECT count(*) FROM "+table)
+	d := query[int64](t, conn, "SELECT count(DISTINCT "+key+") FROM "+table)
+	if n != want || d != want {
+		t.Errorf("%s: %d rows, %d distinct keys, want %d", table, n, d, want)
+	}
+}
+
+// The PostgreSQL expression that orders uuids as SQL Server orders
+// uniqueidentifier values, against decode.CompareGUID on GUIDs that differ
+// in every byte group.
+func TestPGGUIDOrder(t *testing.T) {
+	_, conn := freshDB(t, "migrate_guid_order")
+	var gs []decode.GUID
+	for i := range 16 {
+		for _, v := range []byte{0x00, 0x7f, 0x80, 0xff} {
+			var g decode.GUID
+			for k := range g {
+				g[k] = byte(k*37 + int(v))
+			}
+			g[i] = v
+			gs = append(gs, g)
+		}
+	}
+	var vals []string
+	for _, g := range gs {
+		vals = append(vals, "('"+g.String()+"'::uuid)")
+	}
+	rows, err := conn.Query(context.Background(), "SELECT u::text FROM (VALUES "+strings.Join(vals, ", ")+") v(u) ORDER BY "+pgGUIDOrder("u"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(gs, func(i, j int) bool { return decode.CompareGUID(gs[i], gs[j]) < 0 })
+	for i, g := range gs {
+		if i >= len(got) || !strings.EqualFold(got[i], g.String()) {
+			t.Fatalf("position %d: PostgreSQL %v, SQL Server order %s", i, got, g)
+		}
+	}
+}
+
+// Date/time bounds are cut to whole seconds, and bounds that then
+// coincide are one: a datetime2 value that PostgreSQL keeps to the
+// microsecond stays on its side of every bound.
+func TestWholeSecondBounds(t *testing.T) {
+	col := &catalog.Column{Name: "at", BaseType: "datetime2", Scale: 7}
+	sec := int64(decode.TicksPerDay / 86400)
+	b := func(ticks int64) partition.Bound { return partition.Bound{Type: "datetime2(7)", Int: ticks} }
+	in := partition.Ranges(col, []partition.Bound{b(10*sec + 5), b(10*sec + 9_999_999), b(11*sec + 1), b(12 * sec)})
+	var got []int64
+	for _, p := range wholeSeconds(col, in) {
+		if p.Hi != nil {
+			got = append(got, p.Hi.Int/sec)
+		}
+		if p.Lo != nil && p.Lo.Int%sec != 0 {
+			t.Errorf("bound %d is not a whole second", p.Lo.Int)
+		}
+	}
+	if fmt.Sprint(got) != "[10 11 12]" {
+		t.Errorf("upper bounds %v seconds, want [10 11 12]", got)
+	}
+}
