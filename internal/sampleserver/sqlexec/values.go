@@ -167,6 +167,20 @@ func asRat(v any) (*big.Rat, bool) {
 	return nil, false
 }
 
+// eitherFloat reports whether a or b is a float or real: arithmetic and
+// comparison then take place in float64, as float has the highest
+// precedence of the numeric types.
+func eitherFloat(a, b any) bool {
+	isFloat := func(v any) bool {
+		switch v.(type) {
+		case float64, float32:
+			return true
+		}
+		return false
+	}
+	return isFloat(a) || isFloat(b)
+}
+
 func asFloat(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int64:
@@ -252,11 +266,7 @@ func compare(a, b any) (int, bool) {
 				return cmpInt(x, y), true
 			}
 		}
-		_, fa := a.(float64)
-		_, fb := b.(float64)
-		_, ga := a.(float32)
-		_, gb := b.(float32)
-		if fa || fb || ga || gb {
+		if eitherFloat(a, b) {
 			x, _ := asFloat(a)
 			y, _ := asFloat(b)
 			switch {
