@@ -12,6 +12,7 @@ import (
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // TestSoakRandomFaults runs a partitioned export SOAK_RUNS times (5 by
@@ -101,7 +102,7 @@ func manifestLines(t *testing.T, m Manifest) []string {
 	for _, u := range m.Units {
 		files = append(files, u.Files...)
 	}
-	return dataLines(t, files...)
+	return sinktest.CSVDataLines(t, files...)
 }
 
 // The checksum allocates nothing per row.

@@ -15,6 +15,7 @@ import (
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // partitionedJob writes a job file exporting dbo.poc48 in 8 key ranges,
@@ -60,19 +61,11 @@ func readManifestFile(t *testing.T, path string) engine.Manifest {
 // csvRows reads the data lines of the manifest's files, sorted.
 func csvRows(t *testing.T, m engine.Manifest) []string {
 	t.Helper()
-	var rows []string
+	var files []string
 	for _, u := range m.Units {
-		for _, f := range u.Files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-			rows = append(rows, lines[1:]...)
-		}
+		files = append(files, u.Files...)
 	}
-	slices.Sort(rows)
-	return rows
+	return sinktest.CSVDataLines(t, files...)
 }
 
 // A partitioned export killed with SIGKILL part way leaves finished parts,
