@@ -2,6 +2,7 @@ package sqlexec
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"math/big"
 	"strconv"
@@ -263,7 +264,7 @@ func compare(a, b any) (int, bool) {
 	if isNumeric(a) && isNumeric(b) {
 		if x, ok := a.(int64); ok {
 			if y, ok := b.(int64); ok {
-				return cmpInt(x, y), true
+				return cmp.Compare(x, y), true
 			}
 		}
 		if eitherFloat(a, b) {
@@ -323,23 +324,13 @@ func compare(a, b any) (int, bool) {
 	}
 	if x, ok := asDateTime(a); ok {
 		if y, ok := asDateTime(b); ok {
-			if c := cmpInt(int64(x.Days), int64(y.Days)); c != 0 {
+			if c := cmp.Compare(int64(x.Days), int64(y.Days)); c != 0 {
 				return c, true
 			}
-			return cmpInt(x.Ticks, y.Ticks), true
+			return cmp.Compare(x.Ticks, y.Ticks), true
 		}
 	}
 	return 0, false
-}
-
-func cmpInt(x, y int64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // compareText compares case-insensitively, ignoring trailing blanks (the
