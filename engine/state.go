@@ -92,6 +92,15 @@ type Manifest struct {
 	Units    []UnitRecord      `json:"units"`
 }
 
+// Files lists every unit's files, in unit order.
+func (m *Manifest) Files() []string {
+	var files []string
+	for _, u := range m.Units {
+		files = append(files, u.Files...)
+	}
+	return files
+}
+
 // ManifestExtract sums an extract's units.
 type ManifestExtract struct {
 	Name     string   `json:"name"`

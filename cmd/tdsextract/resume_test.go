@@ -61,11 +61,7 @@ func readManifestFile(t *testing.T, path string) engine.Manifest {
 // csvRows reads the data lines of the manifest's files, sorted.
 func csvRows(t *testing.T, m engine.Manifest) []string {
 	t.Helper()
-	var files []string
-	for _, u := range m.Units {
-		files = append(files, u.Files...)
-	}
-	return sinktest.CSVDataLines(t, files...)
+	return sinktest.CSVDataLines(t, m.Files()...)
 }
 
 // A partitioned export killed with SIGKILL part way leaves finished parts,
