@@ -404,6 +404,53 @@ func (d memDialer) DialContext(context.Context, string, string) (net.Conn, error
 	return newReplayConn(d.sc), nil
 }
 
+// recordClients records the server's replies to query twice, as
+// tdsextract's session and as go-mssqldb's, for the memory mode's legs.
+func recordClients(ctx context.Context, addr, query string) (tdsx, mssqlSc *script, err error) {
+	tdsx, err = record(addr, func(p string) error { return tdsxQuery(p, query, &sumSink{}) })
+	if err != nil {
+		return nil, nil, fmt.Errorf("recording tdsextract: %w", err)
+	}
+	mssqlSc, err = record(addr, func(p string) error {
+		db, err := sql.Open("sqlserver", mssqlDSN(p))
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		_, _, err = scanAll(ctx, db, query, false)
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("recording go-mssqldb: %w", err)
+	}
+	return tdsx, mssqlSc, nil
+}
+
+// replayConnect connects tdsextract's session to a replay of sc. It
+// decodes alone, on one goroutine like the go-mssqldb leg: read-ahead
+// overlaps network reads, and a replayed connection has none; it would
+// only add a copy and a goroutine handoff per chunk (and their variance).
+func replayConnect(ctx context.Context, addr string, sc *script) func() (*session.Conn, error) {
+	return func() (*session.Conn, error) {
+		cfg := engineConfig(addr)
+		cfg.Dialer = func(context.Context, string, string) (net.Conn, error) { return newReplayConn(sc), nil }
+		cfg.ReadAhead = -1
+		return session.Connect(ctx, cfg)
+	}
+}
+
+// replayConnector is go-mssqldb's connector to a replay of sc.
+func replayConnector(addr string, sc *script) func() (*mssql.Connector, error) {
+	return func() (*mssql.Connector, error) {
+		c, err := mssql.NewConnector(mssqlDSN(addr))
+		if err != nil {
+			return nil, err
+		}
+		c.Dialer = memDialer{sc}
+		return c, nil
+	}
+}
+
 func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error) {
 	ctx := context.Background()
 	query := "SELECT * FROM dbo." + shape
@@ -416,21 +463,9 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 	var wantText string
 	switch mode {
 	case "memory":
-		scT, err := record(addr, func(p string) error { return tdsxQuery(p, query, &sumSink{}) })
+		scT, scM, err := recordClients(ctx, addr, query)
 		if err != nil {
-			return nil, fmt.Errorf("recording tdsextract: %w", err)
-		}
-		scM, err := record(addr, func(p string) error {
-			db, err := sql.Open("sqlserver", mssqlDSN(p))
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			_, _, err = scanAll(ctx, db, query, false)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("recording go-mssqldb: %w", err)
+			return nil, err
 		}
 		rawReply = scT.replies[len(scT.replies)-1]
 		// The replies differ only in their first packet: go-mssqldb's
@@ -440,24 +475,8 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 		if m := scM.replies[len(scM.replies)-1]; len(m) != len(rawReply) && len(m) != len(rawReply)+6 {
 			fmt.Fprintf(os.Stderr, "bench: note: %s replies differ between the clients' sessions (%d vs %d bytes)\n", shape, len(rawReply), len(m))
 		}
-		tdsxConnect = func() (*session.Conn, error) {
-			cfg := engineConfig(addr)
-			cfg.Dialer = func(context.Context, string, string) (net.Conn, error) { return newReplayConn(scT), nil }
-			// Decode alone, on one goroutine like the go-mssqldb leg:
-			// read-ahead overlaps network reads, and a replayed
-			// connection has none; it would only add a copy and a
-			// goroutine handoff per chunk (and their variance).
-			cfg.ReadAhead = -1
-			return session.Connect(ctx, cfg)
-		}
-		mssqlConnector = func() (*mssql.Connector, error) {
-			c, err := mssql.NewConnector(mssqlDSN(addr))
-			if err != nil {
-				return nil, err
-			}
-			c.Dialer = memDialer{scM}
-			return c, nil
-		}
+		tdsxConnect = replayConnect(ctx, addr, scT)
+		mssqlConnector = replayConnector(addr, scM)
 		legs = append(legs, leg{name: "raw", run: func() (sample, error) {
 			dst := make([]byte, 256<<10)
 			rc := newReplayConn(scT)

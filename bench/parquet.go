@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -59,12 +58,7 @@ func runParquet(addr, shape string, reps int, set map[string]any) ([]Result, err
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	connect := func() (*session.Conn, error) {
-		cfg := engineConfig(addr)
-		cfg.Dialer = func(context.Context, string, string) (net.Conn, error) { return newReplayConn(sc), nil }
-		cfg.ReadAhead = -1 // decode alone, as in memory mode
-		return session.Connect(context.Background(), cfg)
-	}
+	connect := replayConnect(context.Background(), addr, sc) // decode alone, as in memory mode
 	procs := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(procs)
 

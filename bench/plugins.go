@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -336,12 +335,7 @@ func runPluginShape(addr, shape, mode string, reps int) ([]Result, error) {
 			return nil, fmt.Errorf("recording tdsextract: %w", err)
 		}
 		wire = int64(len(sc.replies[len(sc.replies)-1]))
-		connect = func() (*session.Conn, error) {
-			cfg := engineConfig(addr)
-			cfg.Dialer = func(context.Context, string, string) (net.Conn, error) { return newReplayConn(sc), nil }
-			cfg.ReadAhead = -1
-			return session.Connect(ctx, cfg)
-		}
+		connect = replayConnect(ctx, addr, sc)
 	case "loopback":
 		connect = func() (*session.Conn, error) { return session.Connect(ctx, engineConfig(addr)) }
 	default:
@@ -483,17 +477,7 @@ func pluginSummary(rs []Result) string {
 	var b strings.Builder
 	b.WriteString("| shape | mode | in-process rows/s | shm rows/s | grpc rows/s | shm / in-process rows/s (median of pairs, min..max) | shm / grpc rows/s | CPU ns/row in-process / shm / grpc | plugin peak RSS shm / grpc MiB | checksum |\n")
 	b.WriteString("|---|---|---:|---:|---:|---|---|---|---|---|\n")
-	type key struct{ shape, mode string }
-	by := map[key]map[string]Result{}
-	var keys []key
-	for _, r := range rs {
-		k := key{r.Shape, r.Mode}
-		if by[k] == nil {
-			by[k] = map[string]Result{}
-			keys = append(keys, k)
-		}
-		by[k][r.Leg] = r
-	}
+	keys, by := byShape(rs)
 	ratio := func(num, den Result) string {
 		pr := make([]float64, len(num.AllMs))
 		for i := range pr {

@@ -62,36 +62,12 @@ func runPGShape(addr, shape, mode string, reps int, pgURL string, withPgloader b
 	var mssqlConnector func() (*mssql.Connector, error)
 	switch mode {
 	case "memory":
-		scT, err := record(addr, func(p string) error { return tdsxQuery(p, query, &sumSink{}) })
+		scT, scM, err := recordClients(ctx, addr, query)
 		if err != nil {
-			return nil, fmt.Errorf("recording tdsextract: %w", err)
+			return nil, err
 		}
-		scM, err := record(addr, func(p string) error {
-			db, err := sql.Open("sqlserver", mssqlDSN(p))
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			_, _, err = scanAll(ctx, db, query, false)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("recording go-mssqldb: %w", err)
-		}
-		tdsxConnect = func() (*session.Conn, error) {
-			cfg := engineConfig(addr)
-			cfg.Dialer = func(context.Context, string, string) (net.Conn, error) { return newReplayConn(scT), nil }
-			cfg.ReadAhead = -1
-			return session.Connect(ctx, cfg)
-		}
-		mssqlConnector = func() (*mssql.Connector, error) {
-			c, err := mssql.NewConnector(mssqlDSN(addr))
-			if err != nil {
-				return nil, err
-			}
-			c.Dialer = memDialer{scM}
-			return c, nil
-		}
+		tdsxConnect = replayConnect(ctx, addr, scT)
+		mssqlConnector = replayConnector(addr, scM)
 	case "loopback":
 		tdsxConnect = func() (*session.Conn, error) { return session.Connect(ctx, engineConfig(addr)) }
 		mssqlConnector = func() (*mssql.Connector, error) { return mssql.NewConnector(mssqlDSN(addr)) }

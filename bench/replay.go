@@ -22,6 +22,25 @@ type script struct {
 	requests [][]byte // the client's messages, for replaying them to a server
 }
 
+// readPacket reads one TDS packet, its 8-byte header included.
+func readPacket(r io.Reader) ([]byte, error) {
+	var hdr [8]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := int(binary.BigEndian.Uint16(hdr[2:4]))
+	if n < len(hdr) {
+		return nil, errors.New("a TDS packet shorter than its header")
+	}
+	pkt := make([]byte, n)
+	copy(pkt, hdr[:])
+	_, err := io.ReadFull(r, pkt[len(hdr):])
+	return pkt, err
+}
+
+// endOfMessage reports whether pkt is the last packet of its message.
+func endOfMessage(pkt []byte) bool { return pkt[1]&0x01 != 0 }
+
 // record runs client against a proxy in front of serverAddr and returns
 // the server's replies in order.
 func record(serverAddr string, client func(proxyAddr string) error) (*script, error) {
@@ -50,22 +69,13 @@ func record(serverAddr string, client func(proxyAddr string) error) (*script, er
 			// server side ends the reply loop below at once.
 			defer s.Close()
 			var msg []byte
-			hdr := make([]byte, 8)
 			for {
-				if _, err := io.ReadFull(c, hdr); err != nil {
-					return
-				}
-				n := int(binary.BigEndian.Uint16(hdr[2:4]))
-				if n < 8 {
-					return
-				}
-				pkt := make([]byte, n)
-				copy(pkt, hdr)
-				if _, err := io.ReadFull(c, pkt[8:]); err != nil {
+				pkt, err := readPacket(c)
+				if err != nil {
 					return
 				}
 				msg = append(msg, pkt...)
-				if hdr[1]&0x01 != 0 {
+				if endOfMessage(pkt) {
 					mu.Lock()
 					sc.requests = append(sc.requests, msg)
 					mu.Unlock()
@@ -78,22 +88,16 @@ func record(serverAddr string, client func(proxyAddr string) error) (*script, er
 		}()
 		// server -> client, split into messages at EOM.
 		var msg []byte
-		hdr := make([]byte, 8)
 		for {
-			if _, err := io.ReadFull(s, hdr); err != nil {
-				return
-			}
-			n := int(binary.BigEndian.Uint16(hdr[2:4]))
-			pkt := make([]byte, n)
-			copy(pkt, hdr)
-			if _, err := io.ReadFull(s, pkt[8:]); err != nil {
+			pkt, err := readPacket(s)
+			if err != nil {
 				return
 			}
 			msg = append(msg, pkt...)
 			if _, err := c.Write(pkt); err != nil {
 				return
 			}
-			if hdr[1]&0x01 != 0 {
+			if endOfMessage(pkt) {
 				mu.Lock()
 				sc.replies = append(sc.replies, msg)
 				mu.Unlock()

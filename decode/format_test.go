@@ -69,7 +69,12 @@ func TestFormatDateText(t *testing.T) {
 // refDateTime formats a DateTime with the standard library, rounded half up
 // to scale digits.
 func refDateTime(v DateTime, scale uint8) string {
-	tm := unixDay(v.Days).Add(time.Duration(v.Ticks) * 100)
+	return refFormat(unixDay(v.Days).Add(time.Duration(v.Ticks)*100), scale, "")
+}
+
+// refFormat formats tm with the standard library as date, time and scale
+// fraction digits (rounded half up), then zone (a layout such as "-07:00").
+func refFormat(tm time.Time, scale uint8, zone string) string {
 	layout := "2006-01-02 15:04:05"
 	if scale > 0 {
 		layout += "." + strings.Repeat("0", int(scale))
@@ -77,7 +82,7 @@ func refDateTime(v DateTime, scale uint8) string {
 	} else {
 		tm = tm.Round(time.Second)
 	}
-	return tm.Format(layout)
+	return tm.Format(layout + zone)
 }
 
 func TestFormatDateTimeTextRandom(t *testing.T) {
@@ -190,15 +195,7 @@ func TestFormatDateTimeOffsetText(t *testing.T) {
 			OffsetMin: int16(r.IntN(1681) - 840),
 		}
 		scale := uint8(r.IntN(8))
-		tm := v.Time()
-		layout := "2006-01-02 15:04:05"
-		if scale > 0 {
-			layout += "." + strings.Repeat("0", int(scale))
-			tm = tm.Round(time.Duration(pow10u64[7-scale]) * 100)
-		} else {
-			tm = tm.Round(time.Second)
-		}
-		want := tm.Format(layout + "-07:00")
+		want := refFormat(v.Time(), scale, "-07:00")
 		if got := string(AppendDateTimeOffsetText(nil, v, scale)); got != want {
 			t.Fatalf("AppendDateTimeOffsetText(%+v, %d) = %q, want %q", v, scale, got, want)
 		}

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"testing"
 )
@@ -60,7 +61,7 @@ func TestCompareGUIDSQLServerOrder(t *testing.T) {
 			if bc := bytes.Compare(ki[:], kj[:]); bc != c {
 				t.Fatalf("%s vs %s: CompareGUID %d, key compare %d", gs[i], gs[j], c, bc)
 			}
-			if want := cmpInt(i, j); c != want {
+			if want := cmp.Compare(i, j); c != want {
 				t.Fatalf("%s vs %s: CompareGUID %d, want %d", gs[i], gs[j], c, want)
 			}
 		}
@@ -68,14 +69,4 @@ func TestCompareGUIDSQLServerOrder(t *testing.T) {
 			t.Fatalf("key round trip of %s gave %s", gs[i], back)
 		}
 	}
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 	"github.com/tdsextract/tdsextract/internal/secret"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 	"github.com/tdsextract/tdsextract/sinks"
 	"github.com/tdsextract/tdsextract/sinks/csv"
 )
@@ -45,22 +46,6 @@ func csvRegistry(t *testing.T) *sinks.Registry {
 	return reg
 }
 
-// dataLines reads every CSV file under dir, without headers, sorted.
-func dataLines(t *testing.T, files ...string) []string {
-	t.Helper()
-	var out []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-		out = append(out, lines[1:]...)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // TestPartitionedExportEqualsWhole: a table split on a nullable datetime2
 // column into 3 ranges and an IS NULL part, run 2 at a time, writes one CSV
 // per part whose rows together are exactly those of the unpartitioned
@@ -75,7 +60,7 @@ func TestPartitionedExportEqualsWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := dataLines(t, sum.Extracts[0].Sinks[0].Files...)
+	want := sinktest.CSVDataLines(t, sum.Extracts[0].Sinks[0].Files...)
 	wholeSum := sum.Extracts[0].Checksum
 	if wholeSum == "" || sum.Manifest != dir+"/whole.manifest.json" {
 		t.Fatalf("checksum %q, manifest %q", wholeSum, sum.Manifest)
@@ -102,7 +87,7 @@ func TestPartitionedExportEqualsWhole(t *testing.T) {
 	if filepath.Base(files[3]) != "temporal-0004.csv" || !strings.Contains(es.Units[3].Range, "IS NULL") {
 		t.Errorf("last part %s, range %q", files[3], es.Units[3].Range)
 	}
-	if got := dataLines(t, files...); !slices.Equal(got, want) {
+	if got := sinktest.CSVDataLines(t, files...); !slices.Equal(got, want) {
 		t.Fatalf("partitioned export has %d rows, the whole %d, and they differ", len(got), len(want))
 	}
 	// The parts' checksums add up to the whole table's, and the manifest,
@@ -228,7 +213,7 @@ func TestRetryThenResume(t *testing.T) {
 	for _, u := range b.Units {
 		fb = append(fb, u.Files...)
 	}
-	if got, want := dataLines(t, fa...), dataLines(t, fb...); !slices.Equal(got, want) || len(got) != 4000 {
+	if got, want := sinktest.CSVDataLines(t, fa...), sinktest.CSVDataLines(t, fb...); !slices.Equal(got, want) || len(got) != 4000 {
 		t.Errorf("resumed output has %d rows, uninterrupted %d; equal %v", len(got), len(want), slices.Equal(got, want))
 	}
 

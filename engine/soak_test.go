@@ -12,6 +12,7 @@ import (
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // TestSoakRandomFaults runs a partitioned export SOAK_RUNS times (5 by
@@ -50,7 +51,7 @@ func TestSoakRandomFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := readManifest(t, ref+"/manifest.json")
-	wantRows := manifestLines(t, want)
+	wantRows := sinktest.CSVDataLines(t, want.Files()...)
 	failedRuns := 0
 	for i := range runs {
 		var f tdsserver.Faults
@@ -86,22 +87,13 @@ func TestSoakRandomFaults(t *testing.T) {
 		if got.Extracts[0].Checksum != want.Extracts[0].Checksum || got.Extracts[0].Rows != want.Extracts[0].Rows {
 			t.Fatalf("run %d (%+v, %d parts): %+v, want %+v", i, f, count, got.Extracts[0], want.Extracts[0])
 		}
-		if rows := manifestLines(t, got); !slices.Equal(rows, wantRows) {
+		if rows := sinktest.CSVDataLines(t, got.Files()...); !slices.Equal(rows, wantRows) {
 			t.Fatalf("run %d (%+v, %d parts): the output differs from an uninterrupted run's", i, f, count)
 		}
 	}
 	if failedRuns == 0 {
 		t.Errorf("no run of %d failed: the faults did not fire", runs)
 	}
-}
-
-func manifestLines(t *testing.T, m Manifest) []string {
-	t.Helper()
-	var files []string
-	for _, u := range m.Units {
-		files = append(files, u.Files...)
-	}
-	return dataLines(t, files...)
 }
 
 // The checksum allocates nothing per row.

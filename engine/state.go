@@ -98,6 +98,15 @@ type Manifest struct {
 	Units    []UnitRecord      `json:"units"`
 }
 
+// Files lists every unit's files, in unit order.
+func (m *Manifest) Files() []string {
+	var files []string
+	for _, u := range m.Units {
+		files = append(files, u.Files...)
+	}
+	return files
+}
+
 // ManifestExtract sums an extract's units.
 type ManifestExtract struct {
 	Name     string   `json:"name"`
@@ -181,18 +190,24 @@ func (s *stateDir) unitPath(i int) string { return s.path(stateUnits, fmt.Sprint
 
 // readPlan returns plan.json, or nil when there is none.
 func (s *stateDir) readPlan() (*statePlanFile, error) {
-	b, err := os.ReadFile(s.path(statePlan))
+	return readState[statePlanFile](s.path(statePlan))
+}
+
+// readState reads the state file at path, or returns nil when there is
+// none (not yet written).
+func readState[T any](path string) (*T, error) {
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var pf statePlanFile
-	if err := json.Unmarshal(b, &pf); err != nil {
-		return nil, fmt.Errorf("state %s: %w", s.path(statePlan), err)
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("state %s: %w", path, err)
 	}
-	return &pf, nil
+	return &v, nil
 }
 
 func (s *stateDir) complete() bool {
@@ -238,19 +253,9 @@ func (s *stateDir) createPlan(pf *statePlanFile) (*statePlanFile, error) {
 	return pf, atomicfile.SyncDir(s.dir)
 }
 
+// readUnit returns unit i's record, or nil when it has none yet.
 func (s *stateDir) readUnit(i int) (*UnitRecord, error) {
-	b, err := os.ReadFile(s.unitPath(i))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var r UnitRecord
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("state %s: %w", s.unitPath(i), err)
-	}
-	return &r, nil
+	return readState[UnitRecord](s.unitPath(i))
 }
 
 func (s *stateDir) writeUnit(i int, r *UnitRecord) error {

@@ -46,48 +46,57 @@ func runPlugin(t *testing.T, f sinks.Factory, options map[string]any, tb *sample
 	return st
 }
 
+// eachSampleTable runs, as a subtest per sample table, the plugin that
+// options (given a fresh output directory) configures over that table, and
+// check on the one file it wrote.
+func eachSampleTable(t *testing.T, options func(dir string) map[string]any, check func(t *testing.T, tb *sampledb.Table, path string)) {
+	h, _ := testHost(t)
+	f := h.Factory()
+	for _, tb := range testDB().Tables() {
+		t.Run(tb.FullName(), func(t *testing.T) {
+			st := runPlugin(t, f, options(t.TempDir()), tb)
+			check(t, tb, st.Files[0])
+		})
+	}
+}
+
 // TestArrowIPCPluginSampleDB runs the arrowipc example plugin as a
 // process over every sample table and reads its files back with
 // arrow-go's IPC file reader: every value equals the sample database's.
 func TestArrowIPCPluginSampleDB(t *testing.T) {
-	h, _ := testHost(t)
-	f := h.Factory()
-	db := testDB()
-	for _, tb := range db.Tables() {
-		t.Run(tb.FullName(), func(t *testing.T) {
-			dir := t.TempDir()
-			opts := map[string]any{"path": bins.arrowipc, "options": map[string]any{"path": dir + "/", "compression": "zstd"}, "batch_bytes": "1MiB"}
-			st := runPlugin(t, f, opts, tb)
-			file, err := os.Open(st.Files[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer file.Close()
-			r, err := ipc.NewFileReader(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			if got, _ := r.Schema().Metadata().GetValue(MetaTable); got != tb.Name {
-				t.Errorf("schema metadata table %q", got)
-			}
-			var rows [][]string
-			for i := 0; i < r.NumRecords(); i++ {
-				rec, err := r.Record(i)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for k := 0; k < int(rec.NumRows()); k++ {
-					row := make([]string, rec.NumCols())
-					for j := range row {
-						row[j] = cellText(rec.Column(j), k)
-					}
-					rows = append(rows, row)
-				}
-			}
-			compareRows(t, tb, r.Schema(), rows, false)
-		})
+	options := func(dir string) map[string]any {
+		return map[string]any{"path": bins.arrowipc, "options": map[string]any{"path": dir + "/", "compression": "zstd"}, "batch_bytes": "1MiB"}
 	}
+	eachSampleTable(t, options, func(t *testing.T, tb *sampledb.Table, path string) {
+		file, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer file.Close()
+		r, err := ipc.NewFileReader(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if got, _ := r.Schema().Metadata().GetValue(MetaTable); got != tb.Name {
+			t.Errorf("schema metadata table %q", got)
+		}
+		var rows [][]string
+		for i := 0; i < r.NumRecords(); i++ {
+			rec, err := r.Record(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := 0; k < int(rec.NumRows()); k++ {
+				row := make([]string, rec.NumCols())
+				for j := range row {
+					row[j] = cellText(rec.Column(j), k)
+				}
+				rows = append(rows, row)
+			}
+		}
+		compareRows(t, tb, r.Schema(), rows, false)
+	})
 }
 
 // jsonText renders a value decoded by encoding/json (numbers as
@@ -171,86 +180,82 @@ func expectJSON(c *decode.Column, v any) string {
 // every sample table and parses its files with encoding/json: keys in
 // column order, every value as the sample database holds it.
 func TestJSONLPluginSampleDB(t *testing.T) {
-	h, _ := testHost(t)
-	f := h.Factory()
-	db := testDB()
-	for _, tb := range db.Tables() {
-		t.Run(tb.FullName(), func(t *testing.T) {
-			dir := t.TempDir()
-			st := runPlugin(t, f, map[string]any{"path": "jsonl", "options": map[string]any{"path": dir + "/"}}, tb)
-			b, err := os.ReadFile(st.Files[0])
-			if err != nil {
+	options := func(dir string) map[string]any {
+		return map[string]any{"path": "jsonl", "options": map[string]any{"path": dir + "/"}}
+	}
+	eachSampleTable(t, options, func(t *testing.T, tb *sampledb.Table, path string) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(nil, 64<<20)
+		var row []any
+		r, bad := int64(0), 0
+		for ; sc.Scan() && bad < 10; r++ {
+			dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+			dec.UseNumber()
+			if _, err := dec.Token(); err != nil { // {
 				t.Fatal(err)
 			}
-			sc := bufio.NewScanner(bytes.NewReader(b))
-			sc.Buffer(nil, 64<<20)
-			var row []any
-			r, bad := int64(0), 0
-			for ; sc.Scan() && bad < 10; r++ {
-				dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-				dec.UseNumber()
-				if _, err := dec.Token(); err != nil { // {
-					t.Fatal(err)
+			got := map[string]any{}
+			var keys []string
+			for dec.More() {
+				k, _ := dec.Token()
+				var v any
+				if err := dec.Decode(&v); err != nil {
+					t.Fatalf("row %d: %v", r, err)
 				}
-				got := map[string]any{}
-				var keys []string
-				for dec.More() {
-					k, _ := dec.Token()
-					var v any
-					if err := dec.Decode(&v); err != nil {
-						t.Fatalf("row %d: %v", r, err)
-					}
-					keys = append(keys, k.(string))
-					got[k.(string)] = v
+				keys = append(keys, k.(string))
+				got[k.(string)] = v
+			}
+			row = tb.Row(r, row)
+			ki := 0
+			for i := range tb.Columns {
+				c := &tb.Columns[i]
+				if keys[ki] != c.Name {
+					t.Fatalf("row %d: key %d is %q, want %q", r, ki, keys[ki], c.Name)
 				}
-				row = tb.Row(r, row)
-				ki := 0
-				for i := range tb.Columns {
-					c := &tb.Columns[i]
-					if keys[ki] != c.Name {
-						t.Fatalf("row %d: key %d is %q, want %q", r, ki, keys[ki], c.Name)
+				ki++
+				if g, w := jsonText(got[c.Name]), expectJSON(c, row[i]); g != w {
+					t.Errorf("row %d %s (%s): got %.100q want %.100q", r, c.Name, decode.SQLTypeName(c), g, w)
+					bad++
+				}
+				switch c.Kind() {
+				case decode.KindDateTimeOffset:
+					w := "null"
+					if row[i] != nil {
+						w = "n:" + strconv.Itoa(int(row[i].(decode.DateTimeOffset).OffsetMin))
 					}
-					ki++
-					if g, w := jsonText(got[c.Name]), expectJSON(c, row[i]); g != w {
-						t.Errorf("row %d %s (%s): got %.100q want %.100q", r, c.Name, decode.SQLTypeName(c), g, w)
+					if g := jsonText(got[c.Name+"__offset_minutes"]); g != w {
+						t.Errorf("row %d %s offset: got %s want %s", r, c.Name, g, w)
 						bad++
 					}
-					switch c.Kind() {
-					case decode.KindDateTimeOffset:
-						w := "null"
-						if row[i] != nil {
-							w = "n:" + strconv.Itoa(int(row[i].(decode.DateTimeOffset).OffsetMin))
-						}
-						if g := jsonText(got[c.Name+"__offset_minutes"]); g != w {
-							t.Errorf("row %d %s offset: got %s want %s", r, c.Name, g, w)
-							bad++
-						}
-						ki++
-					case decode.KindVariant:
-						w := "null"
-						if row[i] != nil {
-							vr := row[i].(decode.Variant)
-							w = "s:" + decode.SQLTypeName(&decode.Column{Type: vr.Type})
-						}
-						if g := jsonText(got[c.Name+"__type"]); g != w {
-							t.Errorf("row %d %s type: got %s want %s", r, c.Name, g, w)
-							bad++
-						}
-						ki++
+					ki++
+				case decode.KindVariant:
+					w := "null"
+					if row[i] != nil {
+						vr := row[i].(decode.Variant)
+						w = "s:" + decode.SQLTypeName(&decode.Column{Type: vr.Type})
 					}
+					if g := jsonText(got[c.Name+"__type"]); g != w {
+						t.Errorf("row %d %s type: got %s want %s", r, c.Name, g, w)
+						bad++
+					}
+					ki++
 				}
-				if ki != len(keys) {
-					t.Fatalf("row %d: %d keys, want %d", r, len(keys), ki)
-				}
 			}
-			if err := sc.Err(); err != nil && err != io.EOF {
-				t.Fatal(err)
+			if ki != len(keys) {
+				t.Fatalf("row %d: %d keys, want %d", r, len(keys), ki)
 			}
-			if bad == 0 && r != tb.Rows {
-				t.Fatalf("%d lines, want %d", r, tb.Rows)
-			}
-		})
-	}
+		}
+		if err := sc.Err(); err != nil && err != io.EOF {
+			t.Fatal(err)
+		}
+		if bad == 0 && r != tb.Rows {
+			t.Fatalf("%d lines, want %d", r, tb.Rows)
+		}
+	})
 }
 
 // Both transports carry the same batches: the gRPC-bytes fallback, asked

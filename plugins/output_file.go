@@ -80,8 +80,23 @@ func (o *OutputFile) Publish() (int64, error) {
 	return st.Size(), nil
 }
 
-// Abort closes and removes the temporary file.
+// PublishStats publishes the file and returns what a plugin that writes
+// one file reports for it: rows, the file's size and its final path.
+func (o *OutputFile) PublishStats(rows int64) (Stats, error) {
+	size, err := o.Publish()
+	if err != nil {
+		return Stats{}, err
+	}
+	return Stats{Rows: rows, Bytes: size, Files: []string{o.Final}}, nil
+}
+
+// Abort closes and removes the temporary file. On a nil OutputFile (the
+// extract failed before its file was created) it does nothing, so a
+// plugin's Abort can call it unconditionally.
 func (o *OutputFile) Abort() error {
+	if o == nil {
+		return nil
+	}
 	if !o.closed {
 		o.closed = true
 		_ = o.File.Close()

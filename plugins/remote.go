@@ -394,12 +394,7 @@ func (r *remoteRing) acquire() (int, []byte, error) {
 		return i, r.slots[i], nil
 	default:
 	}
-	var expire <-chan time.Time
-	if t := r.c.opts.timeout; t > 0 {
-		timer := time.NewTimer(t)
-		defer timer.Stop()
-		expire = timer.C
-	}
+	expire := r.expiry()
 	select {
 	case i := <-r.free:
 		return i, r.slots[i], nil
@@ -412,6 +407,16 @@ func (r *remoteRing) acquire() (int, []byte, error) {
 		r.cancel()
 		return 0, nil, r.hangError()
 	}
+}
+
+// expiry returns a channel that receives once the timeout option has
+// passed: nil (never) without a timeout. The timer needs no Stop: since
+// Go 1.23 one nobody waits on is reclaimed with its channel.
+func (r *remoteRing) expiry() <-chan time.Time {
+	if t := r.c.opts.timeout; t > 0 {
+		return time.After(t)
+	}
+	return nil
 }
 
 func (r *remoteRing) release(slot int) { r.free <- slot }
@@ -464,12 +469,7 @@ func (r *remoteRing) drain() error {
 	if err := r.stream.CloseSend(); err != nil {
 		return r.c.proc.explain(err, r.c.opts.timeout)
 	}
-	var expire <-chan time.Time
-	if t := r.c.opts.timeout; t > 0 {
-		timer := time.NewTimer(t)
-		defer timer.Stop()
-		expire = timer.C
-	}
+	expire := r.expiry()
 	select {
 	case <-r.done:
 	case <-r.c.ctx.Done():

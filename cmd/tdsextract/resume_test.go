@@ -18,6 +18,7 @@ import (
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // partitionedJob writes a job file exporting dbo.poc48 in 8 key ranges,
@@ -97,19 +98,7 @@ func readManifestFile(t *testing.T, path string) engine.Manifest {
 // csvRows reads the data lines of the manifest's files, sorted.
 func csvRows(t *testing.T, m engine.Manifest) []string {
 	t.Helper()
-	var rows []string
-	for _, u := range m.Units {
-		for _, f := range u.Files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-			rows = append(rows, lines[1:]...)
-		}
-	}
-	slices.Sort(rows)
-	return rows
+	return sinktest.CSVDataLines(t, m.Files()...)
 }
 
 // A partitioned export killed with SIGKILL part way leaves finished parts,

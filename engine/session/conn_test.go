@@ -52,6 +52,12 @@ func startServer(t testing.TB, mut func(*tdsserver.Config)) (*tdsserver.Server, 
 	}
 }
 
+// startFaulty starts a test server that injects faults.
+func startFaulty(t testing.TB, faults tdsserver.Faults) (*tdsserver.Server, Config) {
+	t.Helper()
+	return startServer(t, func(s *tdsserver.Config) { s.Faults = faults })
+}
+
 // bothReadModes runs a session test with read-ahead (the default) and
 // without (the request goroutine reads the socket itself).
 func bothReadModes(t *testing.T, f func(t *testing.T, readAhead int)) {
@@ -151,9 +157,7 @@ func TestIntegrationPacketSizes(t *testing.T) {
 }
 
 func TestIntegrationSplitTokens(t *testing.T) {
-	_, cfg := startServer(t, func(s *tdsserver.Config) {
-		s.Faults = tdsserver.Faults{SplitTokens: true, Table: "temporal"}
-	})
+	_, cfg := startFaulty(t, tdsserver.Faults{SplitTokens: true, Table: "temporal"})
 	c := mustConnect(t, cfg)
 	tab, _ := testDB.Table("dbo", "temporal")
 	checkTable(t, c, tab)
@@ -401,9 +405,7 @@ func TestIntegrationStalledServerTimesOut(t *testing.T) {
 }
 
 func testIntegrationStalledServerTimesOut(t *testing.T, readAhead int) {
-	srv, cfg := startServer(t, func(s *tdsserver.Config) {
-		s.Faults = tdsserver.Faults{StallAfterRows: 1000, Stall: 30 * time.Second, Table: "poc48"}
-	})
+	srv, cfg := startFaulty(t, tdsserver.Faults{StallAfterRows: 1000, Stall: 30 * time.Second, Table: "poc48"})
 	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)
 	const budget = time.Second
@@ -437,9 +439,7 @@ func TestIntegrationNoTimeoutNeverFires(t *testing.T) {
 }
 
 func testIntegrationNoTimeoutNeverFires(t *testing.T, readAhead int) {
-	_, cfg := startServer(t, func(s *tdsserver.Config) {
-		s.Faults = tdsserver.Faults{StallAfterRows: 100, Stall: 700 * time.Millisecond, Table: "odbc5"}
-	})
+	_, cfg := startFaulty(t, tdsserver.Faults{StallAfterRows: 100, Stall: 700 * time.Millisecond, Table: "odbc5"})
 	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)
 	res, err := c.Query(context.Background(), Query{SQL: "SELECT TOP 500 * FROM dbo.odbc5", Timeout: NoTimeout}, nil)
@@ -458,9 +458,7 @@ func TestIntegrationBudgetSpentOnLogin(t *testing.T) {
 }
 
 func testIntegrationBudgetSpentOnLogin(t *testing.T, readAhead int) {
-	_, cfg := startServer(t, func(s *tdsserver.Config) {
-		s.Faults = tdsserver.Faults{StallAfterRows: 10, Stall: 30 * time.Second, Table: "odbc5"}
-	})
+	_, cfg := startFaulty(t, tdsserver.Faults{StallAfterRows: 10, Stall: 30 * time.Second, Table: "odbc5"})
 	cfg.ReadAhead = readAhead
 	c, left, err := ConnectWithin(context.Background(), cfg, TimeoutOf(10*time.Second))
 	if err != nil {
@@ -524,9 +522,7 @@ func testIntegrationCancelMidTable(t *testing.T, readAhead int) {
 func TestIntegrationCancelDuringWait(t *testing.T) { bothReadModes(t, testIntegrationCancelDuringWait) }
 
 func testIntegrationCancelDuringWait(t *testing.T, readAhead int) {
-	srv, cfg := startServer(t, func(s *tdsserver.Config) {
-		s.Faults = tdsserver.Faults{StallAfterRows: 100, Stall: 30 * time.Second, Table: "poc48"}
-	})
+	srv, cfg := startFaulty(t, tdsserver.Faults{StallAfterRows: 100, Stall: 30 * time.Second, Table: "poc48"})
 	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -562,9 +558,7 @@ func TestIntegrationConnectionDropIsTransient(t *testing.T) {
 }
 
 func testIntegrationConnectionDropIsTransient(t *testing.T, readAhead int) {
-	_, cfg := startServer(t, func(s *tdsserver.Config) {
-		s.Faults = tdsserver.Faults{CloseAfterRows: 50, Table: "odbc5"}
-	})
+	_, cfg := startFaulty(t, tdsserver.Faults{CloseAfterRows: 50, Table: "odbc5"})
 	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)
 	_, err := c.Query(context.Background(), Query{SQL: "SELECT * FROM dbo.odbc5"}, nil)
@@ -577,9 +571,7 @@ func testIntegrationConnectionDropIsTransient(t *testing.T, readAhead int) {
 }
 
 func TestIntegrationMalformedClosesSession(t *testing.T) {
-	_, cfg := startServer(t, func(s *tdsserver.Config) {
-		s.Faults = tdsserver.Faults{MalformedAtRow: 10, Table: "odbc5"}
-	})
+	_, cfg := startFaulty(t, tdsserver.Faults{MalformedAtRow: 10, Table: "odbc5"})
 	c := mustConnect(t, cfg)
 	_, err := c.Query(context.Background(), Query{SQL: "SELECT * FROM dbo.odbc5"}, nil)
 	var pe *decode.ProtocolError
@@ -593,9 +585,7 @@ func TestIntegrationHostileLengthBounded(t *testing.T) {
 }
 
 func testIntegrationHostileLengthBounded(t *testing.T, readAhead int) {
-	_, cfg := startServer(t, func(s *tdsserver.Config) {
-		s.Faults = tdsserver.Faults{HostileLengthAtRow: 3, Table: "lob"}
-	})
+	_, cfg := startFaulty(t, tdsserver.Faults{HostileLengthAtRow: 3, Table: "lob"})
 	cfg.ResidencyCap = 1 << 20
 	cfg.ReadAhead = readAhead
 	c := mustConnect(t, cfg)

@@ -3,7 +3,9 @@ package sinktest
 import (
 	"errors"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,5 +53,23 @@ func DirEntries(t *testing.T, dir string) []string {
 		out = append(out, e.Name())
 	}
 	sort.Strings(out)
+	return out
+}
+
+// CSVDataLines reads the CSV files, each with a header line, and returns
+// their data lines, sorted: the rows of a split export, in an order that
+// does not depend on how the parts were cut.
+func CSVDataLines(t testing.TB, files ...string) []string {
+	t.Helper()
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		out = append(out, lines[1:]...)
+	}
+	slices.Sort(out)
 	return out
 }

@@ -450,10 +450,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 		if _, err := s.Publish(ctx); err == nil {
 			t.Fatal("Publish succeeded")
 		}
-		_ = s.Abort(ctx)
-		if got := sinktest.DirEntries(t, dir); len(got) != 0 {
-			t.Fatalf("after failure: %v", got)
-		}
+		abortLeavesNothing(t, s, dir)
 	})
 	t.Run("second_result_set_differs", func(t *testing.T) {
 		dir := t.TempDir()
@@ -468,10 +465,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 		if err := s.Columns([]decode.Column{col("other", tiInt)}, make([]decode.Mode, 1)); err == nil {
 			t.Fatal("different result set accepted")
 		}
-		_ = s.Abort(ctx)
-		if got := sinktest.DirEntries(t, dir); len(got) != 0 {
-			t.Fatalf("after failure: %v", got)
-		}
+		abortLeavesNothing(t, s, dir)
 	})
 	t.Run("no_result_set", func(t *testing.T) {
 		dir := t.TempDir()
@@ -485,6 +479,16 @@ func TestCSVAtomicPublish(t *testing.T) {
 			t.Fatalf("%q", b)
 		}
 	})
+}
+
+// abortLeavesNothing aborts a failed s and checks that its directory is
+// empty again: no temporary and no published file.
+func abortLeavesNothing(t *testing.T, s *Sink, dir string) {
+	t.Helper()
+	_ = s.Abort(context.Background())
+	if got := sinktest.DirEntries(t, dir); len(got) != 0 {
+		t.Fatalf("after failure: %v", got)
+	}
 }
 
 func TestCSVAllocsPerRow(t *testing.T) {

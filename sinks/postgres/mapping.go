@@ -329,99 +329,46 @@ func encodingFor(c *decode.Column, t Type) (encoding, error) {
 		}
 		return encText, nil
 	}
-	switch k.Class() {
-	case decode.ClassBool:
-		switch t.OID {
-		case oidBool:
-			return encBool, nil
-		case oidInt2:
-			return encInt2, nil
-		case oidInt4:
-			return encInt4, nil
-		case oidInt8:
-			return encInt8, nil
+	enc, ok := classEncodings[k.Class()][t.OID]
+	switch {
+	case !ok:
+		return bad()
+	case enc == encFloat8 && k == decode.KindBigInt:
+		// A float8 holds 53 bits: not every bigint.
+		return bad()
+	case enc == encFloat4 && k != decode.KindReal:
+		return bad()
+	case enc == encNumeric && (k.Class() == decode.ClassDecimal || k.Class() == decode.ClassMoney):
+		scale := int(c.Type.Scale)
+		if k.Class() == decode.ClassMoney {
+			scale = 4
 		}
-	case decode.ClassInteger:
-		switch t.OID {
-		case oidInt2:
-			return encInt2, nil
-		case oidInt4:
-			return encInt4, nil
-		case oidInt8:
-			return encInt8, nil
-		case oidNumeric:
-			return encNumeric, nil
-		case oidFloat8:
-			if k != decode.KindBigInt {
-				return encFloat8, nil
-			}
-		}
-	case decode.ClassFloat:
-		switch t.OID {
-		case oidFloat8:
-			return encFloat8, nil
-		case oidFloat4:
-			if k == decode.KindReal {
-				return encFloat4, nil
-			}
-		}
-	case decode.ClassDecimal, decode.ClassMoney:
-		if t.OID == oidNumeric {
-			scale := int(c.Type.Scale)
-			if k.Class() == decode.ClassMoney {
-				scale = 4
-			}
-			if s := numericScale(t.Typmod); s >= 0 && s < scale {
-				return encNone, fmt.Errorf("%s holds %d fraction digits and %s %d: PostgreSQL would round the values", decode.SQLTypeName(c), scale, t.SQL, s)
-			}
-			return encNumeric, nil
-		}
-	case decode.ClassDate:
-		switch t.OID {
-		case oidDate:
-			return encDate, nil
-		case oidTimestamp:
-			return encTimestamp, nil
-		}
-	case decode.ClassTime:
-		if t.OID == oidTime {
-			return encTime, nil
-		}
-	case decode.ClassDateTime:
-		switch t.OID {
-		case oidTimestamp:
-			return encTimestamp, nil
-		case oidTimestamptz:
-			return encTimestamptz, nil
-		}
-	case decode.ClassDateTimeOffset:
-		switch t.OID {
-		case oidTimestamptz:
-			return encTimestamptz, nil
-		case oidTimestamp:
-			return encTimestamp, nil
-		}
-	case decode.ClassGUID:
-		if t.OID == oidUUID {
-			return encUUID, nil
-		}
-	case decode.ClassText:
-		switch t.OID {
-		case oidJSON, oidXML:
-			return encText, nil
-		case oidJSONB:
-			return encJSONB, nil
-		}
-	case decode.ClassBinary:
-		if t.OID == oidBytea {
-			return encBytea, nil
-		}
-	case decode.ClassVector:
-		if t.OID == oidFloat4Array {
-			return encFloat4Array, nil
+		if s := numericScale(t.Typmod); s >= 0 && s < scale {
+			return encNone, fmt.Errorf("%s holds %d fraction digits and %s %d: PostgreSQL would round the values", decode.SQLTypeName(c), scale, t.SQL, s)
 		}
 	}
-	return bad()
+	return enc, nil
+}
+
+// classEncodings is, for each class of source column, the target types
+// (besides text, varchar and char, which take every class but binary as
+// text) it loads into and the binary encoding that carries its values.
+// encodingFor narrows three: float8 does not take bigint (53 bits),
+// float4 takes only real, and numeric needs the source's fraction digits.
+var classEncodings = map[decode.Class]map[uint32]encoding{
+	decode.ClassBool:           {oidBool: encBool, oidInt2: encInt2, oidInt4: encInt4, oidInt8: encInt8},
+	decode.ClassInteger:        {oidInt2: encInt2, oidInt4: encInt4, oidInt8: encInt8, oidNumeric: encNumeric, oidFloat8: encFloat8},
+	decode.ClassFloat:          {oidFloat8: encFloat8, oidFloat4: encFloat4},
+	decode.ClassDecimal:        {oidNumeric: encNumeric},
+	decode.ClassMoney:          {oidNumeric: encNumeric},
+	decode.ClassDate:           {oidDate: encDate, oidTimestamp: encTimestamp},
+	decode.ClassTime:           {oidTime: encTime},
+	decode.ClassDateTime:       {oidTimestamp: encTimestamp, oidTimestamptz: encTimestamptz},
+	decode.ClassDateTimeOffset: {oidTimestamptz: encTimestamptz, oidTimestamp: encTimestamp},
+	decode.ClassGUID:           {oidUUID: encUUID},
+	decode.ClassText:           {oidJSON: encText, oidXML: encText, oidJSONB: encJSONB},
+	decode.ClassBinary:         {oidBytea: encBytea},
+	decode.ClassVector:         {oidFloat4Array: encFloat4Array},
 }
 
 // Column is one column of a target table and how a source column fills it.

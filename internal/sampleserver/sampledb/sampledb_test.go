@@ -20,19 +20,9 @@ func small(seed int64) *DB {
 // generic encoder.
 func encodeGeneric(t *testing.T, tb *Table, from, to int64, nbc bool, o decode.EncodeOptions) []byte {
 	t.Helper()
-	var out []byte
-	var vals []any
-	for i := from; i < to; i++ {
-		vals = tb.Row(i, vals)
-		var err error
-		if nbc {
-			out, err = o.AppendNBCRow(out, tb.Columns, vals)
-		} else {
-			out, err = o.AppendRow(out, tb.Columns, vals)
-		}
-		if err != nil {
-			t.Fatalf("%s row %d: %v", tb.FullName(), i, err)
-		}
+	out, err := tb.encodeRows(nil, from, to, nbc, o)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -920,11 +920,7 @@ func arith(op string, l, r any, line int32) (any, error) {
 		return nil, newError(402, 16, 1, line, "The data types %s and %s are incompatible in the %s operator.",
 			sqlTypeNameOfValue(l), sqlTypeNameOfValue(r), opName(op))
 	}
-	_, lf := l.(float64)
-	_, rf := r.(float64)
-	_, lf32 := l.(float32)
-	_, rf32 := r.(float32)
-	if lf || rf || lf32 || rf32 {
+	if eitherFloat(l, r) {
 		a, _ := asFloat(l)
 		b, _ := asFloat(r)
 		switch op {

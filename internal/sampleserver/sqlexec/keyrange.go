@@ -68,6 +68,19 @@ func intersect(a, b ivals) ivals {
 	return out
 }
 
+// negateIf returns the keys of NOT p when not is set, given those of p
+// (set) and whether they are exact: an inexact set (a superset) has no
+// usable complement, so every key may match.
+func negateIf(not bool, set ivals, exact bool) (ivals, bool) {
+	if !not {
+		return set, exact
+	}
+	if !exact {
+		return fullSet, false
+	}
+	return complement(set), true
+}
+
 func complement(a ivals) ivals {
 	var out ivals
 	prev := int64(math.MinInt64)
@@ -184,13 +197,7 @@ func (sc *scope) keySet(x expr, kc, depth int) (ivals, bool) {
 		a, ea := cmpSet(">=", lo)
 		b, eb := cmpSet("<=", hi)
 		set, exact := intersect(a, b), ea && eb
-		if x.Not {
-			if !exact {
-				return fullSet, false
-			}
-			return complement(set), true
-		}
-		return set, exact
+		return negateIf(x.Not, set, exact)
 	case *inExpr:
 		if !isKey(x.E) {
 			return fullSet, false
@@ -215,13 +222,7 @@ func (sc *scope) keySet(x expr, kc, depth int) (ivals, bool) {
 			set = append(set, s...)
 		}
 		set = normalize(set)
-		if x.Not {
-			if !exact {
-				return fullSet, false
-			}
-			return complement(set), true
-		}
-		return set, exact
+		return negateIf(x.Not, set, exact)
 	case *unaryExpr:
 		if x.Op == "NOT" {
 			set, exact := sc.keySet(x.E, kc, depth+1)

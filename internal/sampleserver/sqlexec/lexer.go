@@ -154,27 +154,13 @@ func lex(src string) ([]token, error) {
 				j++
 				kind = tkSysVar
 			}
-			k := j
-			for k < len(src) {
-				r, sz := utf8.DecodeRuneInString(src[k:])
-				if !isIdentRune(r) {
-					break
-				}
-				k += sz
-			}
+			k := identEnd(src, j)
 			tok.Kind, tok.Text = kind, src[j:k]
 			i = k
 		default:
 			r, sz := utf8.DecodeRuneInString(src[i:])
 			if isIdentStart(r) {
-				j := i + sz
-				for j < len(src) {
-					r, sz := utf8.DecodeRuneInString(src[j:])
-					if !isIdentRune(r) {
-						break
-					}
-					j += sz
-				}
+				j := identEnd(src, i+sz)
 				tok.Kind, tok.Text = tkIdent, src[i:j]
 				i = j
 				break
@@ -255,6 +241,18 @@ func isIdentStart(r rune) bool {
 func isIdentRune(r rune) bool {
 	return isIdentStart(r) || r == '$' || r == '@' || (r >= '0' && r <= '9') ||
 		(r >= utf8.RuneSelf && r != utf8.RuneError && unicode.IsDigit(r))
+}
+
+// identEnd returns the end of the identifier characters of src from i on.
+func identEnd(src string, i int) int {
+	for i < len(src) {
+		r, sz := utf8.DecodeRuneInString(src[i:])
+		if !isIdentRune(r) {
+			break
+		}
+		i += sz
+	}
+	return i
 }
 
 func truncate(s string, n int) string {

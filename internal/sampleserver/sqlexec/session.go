@@ -160,22 +160,22 @@ func (s *Session) Exec(sql string, params []Param) ([]Result, error) {
 	return out, nil
 }
 
+// oneResult is the outcome of a statement that returns one result.
+func oneResult(r Result, err error) ([]Result, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []Result{r}, nil
+}
+
 func (s *Session) execStmt(st stmt, ps *paramSet) ([]Result, error) {
 	switch st := st.(type) {
 	case *selectStmt:
-		r, err := s.execSelect(st, ps)
-		if err != nil {
-			return nil, err
-		}
-		return []Result{r}, nil
+		return oneResult(s.execSelect(st, ps))
 	case *setStmt:
 		return nil, s.execSet(st, ps)
 	case *useStmt:
-		r, err := s.execUse(st)
-		if err != nil {
-			return nil, err
-		}
-		return []Result{r}, nil
+		return oneResult(s.execUse(st))
 	case *execStmt:
 		return s.execProc(st, ps)
 	case *txnStmt:
@@ -198,11 +198,7 @@ func (s *Session) execStmt(st stmt, ps *paramSet) ([]Result, error) {
 		}
 		return nil, nil
 	case *insertStmt:
-		r, err := s.execInsert(st, ps)
-		if err != nil {
-			return nil, err
-		}
-		return []Result{r}, nil
+		return oneResult(s.execInsert(st, ps))
 	case *unsupportedStmt:
 		switch st.Verb {
 		case "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "TRUNCATE", "MERGE", "BULK":

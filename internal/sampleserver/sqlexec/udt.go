@@ -154,22 +154,27 @@ func parseSpatial(b []byte, geography bool) (*spatial, error) {
 		g.xs = append(g.xs, a)
 		g.ys = append(g.ys, c)
 	}
-	if props&spHasZ != 0 {
-		for i := uint32(0); i < npoints; i++ {
+	// coords reads one more coordinate (Z or M) of every point.
+	coords := func() ([]float64, bool) {
+		var vs []float64
+		for range npoints {
 			v, ok := f64()
 			if !ok {
-				return nil, short
+				return nil, false
 			}
-			g.zs = append(g.zs, v)
+			vs = append(vs, v)
+		}
+		return vs, true
+	}
+	var ok bool
+	if props&spHasZ != 0 {
+		if g.zs, ok = coords(); !ok {
+			return nil, short
 		}
 	}
 	if props&spHasM != 0 {
-		for i := uint32(0); i < npoints; i++ {
-			v, ok := f64()
-			if !ok {
-				return nil, short
-			}
-			g.ms = append(g.ms, v)
+		if g.ms, ok = coords(); !ok {
+			return nil, short
 		}
 	}
 	if props&(spSinglePoint|spSingleLine) != 0 {

@@ -2,6 +2,7 @@ package sqlexec
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"math/big"
 	"strconv"
@@ -167,6 +168,20 @@ func asRat(v any) (*big.Rat, bool) {
 	return nil, false
 }
 
+// eitherFloat reports whether a or b is a float or real: arithmetic and
+// comparison then take place in float64, as float has the highest
+// precedence of the numeric types.
+func eitherFloat(a, b any) bool {
+	isFloat := func(v any) bool {
+		switch v.(type) {
+		case float64, float32:
+			return true
+		}
+		return false
+	}
+	return isFloat(a) || isFloat(b)
+}
+
 func asFloat(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int64:
@@ -249,14 +264,10 @@ func compare(a, b any) (int, bool) {
 	if isNumeric(a) && isNumeric(b) {
 		if x, ok := a.(int64); ok {
 			if y, ok := b.(int64); ok {
-				return cmpInt(x, y), true
+				return cmp.Compare(x, y), true
 			}
 		}
-		_, fa := a.(float64)
-		_, fb := b.(float64)
-		_, ga := a.(float32)
-		_, gb := b.(float32)
-		if fa || fb || ga || gb {
+		if eitherFloat(a, b) {
 			x, _ := asFloat(a)
 			y, _ := asFloat(b)
 			switch {
@@ -313,23 +324,13 @@ func compare(a, b any) (int, bool) {
 	}
 	if x, ok := asDateTime(a); ok {
 		if y, ok := asDateTime(b); ok {
-			if c := cmpInt(int64(x.Days), int64(y.Days)); c != 0 {
+			if c := cmp.Compare(int64(x.Days), int64(y.Days)); c != 0 {
 				return c, true
 			}
-			return cmpInt(x.Ticks, y.Ticks), true
+			return cmp.Compare(x.Ticks, y.Ticks), true
 		}
 	}
 	return 0, false
-}
-
-func cmpInt(x, y int64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // compareText compares case-insensitively, ignoring trailing blanks (the

@@ -196,13 +196,8 @@ func TestFaultHostileLength(t *testing.T) {
 
 func TestFaultStallAndTimeout(t *testing.T) {
 	s := startServer(t, tdsserver.Config{Faults: tdsserver.Faults{StallAfterRows: 50, Stall: time.Hour}})
-	pool := openMSSQL(t, s, map[string]string{"encrypt": "disable"})
+	conn := mssqlConn(t, s)
 	ctx := context.Background()
-	conn, err := pool.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	// A cancel after a while, as a client-side query timeout would do
 	// (go-mssqldb turns a context deadline into a broken connection, but
 	// a cancellation into an ATTENTION).

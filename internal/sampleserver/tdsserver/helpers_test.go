@@ -178,19 +178,6 @@ func canonMSSQL(v any, exp any) string {
 		exp = x.Value
 	}
 	switch x := v.(type) {
-	case nil:
-		return "NULL"
-	case bool:
-		if x {
-			return "1"
-		}
-		return "0"
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case string:
-		return "S" + x
 	case time.Time:
 		switch exp.(type) {
 		case decode.Date:
@@ -215,7 +202,9 @@ func canonMSSQL(v any, exp any) string {
 		}
 		return fmt.Sprintf("B%x", x)
 	}
-	return fmt.Sprintf("?%T:%v", v, v)
+	// NULL, bit, integers, float and strings come back as the generator's
+	// own Go types and render alike.
+	return canonExpected(v, nil)
 }
 
 // checksum hashes canonical cell strings.

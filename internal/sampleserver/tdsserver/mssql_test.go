@@ -43,6 +43,18 @@ func openMSSQL(t testing.TB, s *tdsserver.Server, params map[string]string) *sql
 	return db
 }
 
+// mssqlConn is one connection of an unencrypted go-mssqldb pool to s, for
+// tests that must run their next query on the same session.
+func mssqlConn(t testing.TB, s *tdsserver.Server) *sql.Conn {
+	t.Helper()
+	conn, err := openMSSQL(t, s, map[string]string{"encrypt": "disable"}).Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
 func writeCA(t *testing.T, s *tdsserver.Server) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ca.pem")
@@ -334,13 +346,8 @@ func TestMSSQLSyntaxError(t *testing.T) {
 func TestMSSQLCancel(t *testing.T) {
 	db := sampledb.New(sampledb.Config{Seed: 42, Rows: map[string]int64{"dbo.poc48": 50_000_000}})
 	s := startServer(t, tdsserver.Config{DB: db})
-	pool := openMSSQL(t, s, map[string]string{"encrypt": "disable"})
+	conn := mssqlConn(t, s)
 	ctx := context.Background()
-	conn, err := pool.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	qctx, cancel := context.WithCancel(ctx)
 	rows, err := conn.QueryContext(qctx, "SELECT * FROM dbo.poc48")
 	if err != nil {

@@ -95,16 +95,7 @@ func (s *sink) Prepare(context.Context) error {
 }
 
 func (s *sink) Publish(context.Context) (plugins.Stats, error) {
-	size, err := s.out.Publish()
-	if err != nil {
-		return plugins.Stats{}, err
-	}
-	return plugins.Stats{Rows: s.rows, Bytes: size, Files: []string{s.out.Final}}, nil
+	return s.out.PublishStats(s.rows)
 }
 
-func (s *sink) Abort(context.Context) error {
-	if s.out == nil {
-		return nil
-	}
-	return s.out.Abort()
-}
+func (s *sink) Abort(context.Context) error { return s.out.Abort() }

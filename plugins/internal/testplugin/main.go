@@ -105,9 +105,4 @@ func (s *sink) Publish(context.Context) (plugins.Stats, error) {
 	return plugins.Stats{Rows: s.rows, Files: []string{s.out.Final}}, nil
 }
 
-func (s *sink) Abort(context.Context) error {
-	if s.out == nil {
-		return nil
-	}
-	return s.out.Abort()
-}
+func (s *sink) Abort(context.Context) error { return s.out.Abort() }
