@@ -217,6 +217,7 @@ func BenchmarkParquetRun(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := sinktest.CPUTime()
+			var size int64
 			for i := 0; i < b.N; i++ {
 				s, err := New(Config{Path: dir})
 				if err != nil {
@@ -227,12 +228,17 @@ func BenchmarkParquetRun(b *testing.B) {
 				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
 				_ = st.SetSink(s)
 				sinktest.Feed(b, st, buf)
-				if _, err := s.Publish(ctx); err != nil {
+				stats, err := s.Publish(ctx)
+				if err != nil {
 					b.Fatal(err)
 				}
+				size = stats.Bytes
 			}
 			b.StopTimer()
 			sinktest.ReportRate(b, float64(b.N)*float64(sh.rows), cpu0)
+			// the file's size, so that a change of the encoding choices
+			// shows beside its speed
+			b.ReportMetric(float64(size), "file-bytes")
 		})
 	}
 }

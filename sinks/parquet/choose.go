@@ -84,12 +84,13 @@ func sampleRows(n int) [][2]int {
 }
 
 // chooseEncodings decides the encoding of every leaf of the file schema
-// from the rows of batch b, for a row group of about rows rows. The trials
-// of different columns run on up to threads goroutines.
-func (s *Sink) chooseEncodings(b *batch, rows int) []choice {
+// from the first nrows rows of a batch's columns cols, for a row group of
+// about rows rows. The trials of different columns run on up to threads
+// goroutines.
+func (s *Sink) chooseEncodings(cols []colBuf, nrows, rows, threads int) []choice {
 	nleaves := 0
-	for i := range b.cols {
-		if c := &b.cols[i]; c.leaf >= 0 {
+	for i := range cols {
+		if c := &cols[i]; c.leaf >= 0 {
 			nleaves = max(nleaves, c.leaf+1)
 			if c.offset || c.vtype {
 				nleaves = max(nleaves, c.leaf+2)
@@ -97,11 +98,11 @@ func (s *Sink) chooseEncodings(b *batch, rows int) []choice {
 		}
 	}
 	out := make([]choice, nleaves)
-	ranges := sampleRows(int(b.rows))
+	ranges := sampleRows(nrows)
 	type job struct{ col, part int }
 	var jobs []job
-	for i := range b.cols {
-		c := &b.cols[i]
+	for i := range cols {
+		c := &cols[i]
 		if c.leaf < 0 {
 			continue
 		}
@@ -113,7 +114,7 @@ func (s *Sink) chooseEncodings(b *batch, rows int) []choice {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	next := 0
-	for range max(1, min(s.threads, len(jobs))) {
+	for range max(1, min(threads, len(jobs))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -125,7 +126,7 @@ func (s *Sink) chooseEncodings(b *batch, rows int) []choice {
 				if j >= len(jobs) {
 					return
 				}
-				c := &b.cols[jobs[j].col]
+				c := &cols[jobs[j].col]
 				ls := sampleLeaf(c, jobs[j].part, ranges)
 				out[c.leaf+jobs[j].part] = s.chooseLeaf(ls, rows)
 			}

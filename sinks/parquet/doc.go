@@ -17,7 +17,9 @@
 // batch is also encoded while it fills: every eighth of row_group_bytes
 // the rows not yet sent go to such a job (encode.go), so even a table of
 // one row group keeps both cores busy, and the handoff only sends the
-// rest. Where a run's CPU goes (BenchmarkParquetRun, temporal, profiled):
+// rest. The first such job of a file opens it, and the run's first also
+// runs the encoding trials (below) on its rows, so the decoder never
+// waits for them. Where a run's CPU goes (BenchmarkParquetRun, temporal, profiled):
 // about a quarter decoding into the batch, a fifth zstd, an eighth the
 // encoding trials of the first batch; building the parquet.Values is
 // under a tenth, so parquet-go's typed column-buffer writes would save

@@ -48,9 +48,21 @@ var scratches = sync.Pool{New: func() any { return &scratch{vals: make([]pq.Valu
 // startJob encodes rows [b.sent, b.rows) of b. The caller owns b.idle's
 // token (no job of b is running).
 func (b *batch) startJob(threads int, final bool) {
+	b.snapshot(final)
+	b.launch(threads)
+}
+
+// snapshot takes the rows [b.sent, b.rows) of b for the next job: the
+// columns' slice headers as they are now (the decoder only appends past
+// them). It runs on the decoder's goroutine; launch may run elsewhere.
+func (b *batch) snapshot(final bool) {
 	b.snap = append(b.snap[:0], b.cols...)
 	b.from, b.to, b.final = int(b.sent), int(b.rows), final
 	b.sent = b.rows
+}
+
+// launch starts the job of the last snapshot on up to threads goroutines.
+func (b *batch) launch(threads int) {
 	b.leaves = b.leaves[:0]
 	rows := int64(b.to - b.from)
 	for i := range b.snap {

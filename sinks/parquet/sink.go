@@ -139,18 +139,15 @@ type Sink struct {
 	free     []*batch
 	inflight []*batch
 
-	files outfile.Set
-	cur   *outfile.File
-	cnt   outfile.Counter
-	bw    *bufio.Writer
-	w     *pq.Writer
-	enc   []choice // per leaf column, from the first batch
-	// groupRows, when not 0, is the predicted size of the row group whose
-	// first rows choose the encodings
-	groupRows int64
-	fileNo    int
-	fileRows  int64
-	rotate    bool
+	files    outfile.Set
+	cur      *outfile.File
+	cnt      outfile.Counter
+	bw       *bufio.Writer
+	w        *pq.Writer
+	enc      []choice // per leaf column, from the first batch
+	fileNo   int
+	fileRows int64
+	rotate   bool
 
 	rows, bytesOut int64
 	groups         int64 // row groups handed to encoders
@@ -380,11 +377,21 @@ func (s *Sink) rowSlot(c *colBuf) {
 	}
 }
 
-// arenaRoom makes room for n more bytes in c's arena.
+// arenaRoom makes room for n more bytes in c's arena. It is the check
+// alone, small enough to be inlined into every cell call; growArena is the
+// rare slow path.
 func (s *Sink) arenaRoom(c *colBuf, n int) {
 	if cap(c.arena)-len(c.arena) < n {
-		c.arena = growTo(c.arena, s.predict(len(c.arena), n))
+		s.growArena(c, n)
 	}
+}
+
+// growArena grows c's arena to hold n more bytes (to the predicted row
+// group size, see predict). Kept out of line so arenaRoom inlines.
+//
+//go:noinline
+func (s *Sink) growArena(c *colBuf, n int) {
+	c.arena = growTo(c.arena, s.predict(len(c.arena), n))
 }
 
 func (c *colBuf) present() {
@@ -529,9 +536,7 @@ func (s *Sink) Decimal(col int, v decode.Decimal) {
 			be[i] = byte(hi >> (56 - 8*i))
 			be[8+i] = byte(lo >> (56 - 8*i))
 		}
-		if cap(c.arena)-len(c.arena) < 16 {
-			s.arenaRoom(c, 16)
-		}
+		s.arenaRoom(c, 16)
 		c.arena = append(c.arena, be[16-c.fixedLen:]...)
 		s.fill.bytes += int64(c.fixedLen)
 		s.endArena(c)
@@ -554,9 +559,7 @@ func (s *Sink) Money(col int, v int64) {
 		for i := 0; i < 8; i++ {
 			be[1+i] = byte(uint64(v) >> (56 - 8*i))
 		}
-		if cap(c.arena)-len(c.arena) < 16 {
-			s.arenaRoom(c, 16)
-		}
+		s.arenaRoom(c, 16)
 		c.arena = append(c.arena, be[9-c.fixedLen:]...)
 		s.fill.bytes += int64(c.fixedLen)
 		s.endArena(c)
@@ -675,9 +678,7 @@ func (s *Sink) GUID(col int, v decode.GUID) {
 	c := &s.fill.cols[col]
 	switch c.kind {
 	case kUUID:
-		if cap(c.arena)-len(c.arena) < 16 {
-			s.arenaRoom(c, 16)
-		}
+		s.arenaRoom(c, 16)
 		c.arena = append(c.arena, v[:]...)
 		s.fill.bytes += 16
 		s.endArena(c)
@@ -834,8 +835,9 @@ func (s *Sink) EndRow() error {
 
 // stream sends the rows of the fill batch not yet sent to an encoding job,
 // unless its previous job is still running (then it tries again after an
-// eighth of a chunk). The first job of a run chooses the encodings from
-// the rows so far and starts the file.
+// eighth of a chunk). The first job of a file opens it, and the first of
+// the run chooses the encodings from the rows so far, in the job, so the
+// decoder goes on filling the batch meanwhile.
 func (s *Sink) stream() {
 	b := s.fill
 	if b.streaming {
@@ -845,27 +847,64 @@ func (s *Sink) stream() {
 			b.sentBytes += s.chunk / 8
 			return
 		}
+		if s.w == nil { // the first job could not open the file
+			b.streaming = false
+			s.fail(b.encErr)
+			return
+		}
 	} else {
+		b.encErr = nil
+		b.streaming = true
 		if s.w == nil {
 			// the row group will hold about this many rows
-			s.groupRows = b.rows * s.cfg.RowGroupBytes / max(s.buffered(), 1)
-			err := s.startFile(b)
-			s.groupRows = 0
-			if err != nil {
-				s.fail(err)
-				return
-			}
+			groupRows := b.rows * s.cfg.RowGroupBytes / max(s.buffered(), 1)
+			s.beginFile(b.rows)
+			b.sentBytes = s.buffered()
+			b.snapshot(false)
+			s.jobs++
+			go s.openAndLaunch(b, int(groupRows))
+			return
 		}
 		if b.owner != s.w {
 			b.rg = s.w.BeginRowGroup()
 			b.owner = s.w
 		}
-		b.encErr = nil
-		b.streaming = true
 	}
 	b.sentBytes = s.buffered()
 	b.startJob(s.threads, false)
 	s.jobs++
+}
+
+// openAndLaunch is the first job of a file's first batch b: it opens the
+// file (choosing the run's encodings from the job's rows, on all but one
+// thread, so that the decoder keeps its own) and then encodes the rows.
+// When the file cannot be opened it leaves the error in b.encErr and the
+// file unset, which the decoder sees when it next waits for b.
+func (s *Sink) openAndLaunch(b *batch, groupRows int) {
+	if err := s.openFile(b.snap, b.to, groupRows, max(1, s.threads-1)); err != nil {
+		b.encErr = err
+		clear(b.snap)
+		b.idle <- struct{}{}
+		return
+	}
+	b.rg = s.w.BeginRowGroup()
+	b.owner = s.w
+	b.launch(s.threads)
+}
+
+// settle waits until no job of the fill batch runs (the first may be
+// opening the file), leaving the batch streaming; the run fails if that
+// job could not open the file.
+func (s *Sink) settle() {
+	if b := s.fill; b != nil && b.streaming {
+		<-b.idle
+		if s.w == nil {
+			b.streaming = false
+			s.fail(b.encErr)
+			return
+		}
+		b.idle <- struct{}{}
+	}
 }
 
 // buffered is the size of the fill batch: its arena values and the
@@ -889,9 +928,7 @@ func (s *Sink) full() (group, file bool) {
 func (s *Sink) Bytes(col int, p []byte) {
 	c := &s.fill.cols[col]
 	if c.kind == kString || c.kind == kBytes {
-		if cap(c.arena)-len(c.arena) < len(p) {
-			s.arenaRoom(c, len(p))
-		}
+		s.arenaRoom(c, len(p))
 		c.arena = append(c.arena, p...)
 		s.fill.bytes += int64(len(p))
 		s.endArena(c)

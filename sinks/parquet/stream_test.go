@@ -2,7 +2,10 @@ package parquet
 
 import (
 	"context"
+	"errors"
+	"os"
 	"runtime"
+	"syscall"
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
@@ -87,5 +90,57 @@ func TestParquetStreamAbort(t *testing.T) {
 	}
 	if ents := sinktest.DirEntries(t, dir); len(ents) != 0 {
 		t.Fatalf("abort left %v", ents)
+	}
+}
+
+// TestParquetStreamOpenFails: the first job of a batch opens the file
+// while the decoder goes on; when it cannot, the run fails with the
+// file's error (not a crash, not a second attempt) and Abort cleans up.
+func TestParquetStreamOpenFails(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	db := sampledb.New(sampledb.Config{Seed: 5, Rows: map[string]int64{"lineitem": 20000}})
+	tb, _ := db.Table("dbo", "lineitem")
+	dir := t.TempDir() + "/out"
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Path: dir + "/", RowGroupBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Open(ctx, sinks.ExtractInfo{Name: "lineitem"}); err != nil {
+		t.Fatal(err)
+	}
+	// the file cannot be created now: its directory is a regular file
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
+	if err := st.SetSink(s); err != nil {
+		t.Fatal(err)
+	}
+	buf := decode.AppendColMetadata(nil, tb.Columns)
+	buf = tb.AppendRows(buf, 0, tb.Rows, false)
+	var runErr error
+	for len(buf) > 0 && runErr == nil {
+		n, _, err := st.Next(buf)
+		buf = buf[n:]
+		runErr = err
+	}
+	if s.jobs == 0 {
+		t.Fatal("no job streamed")
+	}
+	if _, err := s.Publish(ctx); err == nil || !errors.Is(err, syscall.ENOTDIR) {
+		t.Fatalf("Publish: %v (decoding: %v), want the directory's error", err, runErr)
+	}
+	if s.fileNo != 1 {
+		t.Fatalf("%d files attempted, want 1", s.fileNo)
+	}
+	if err := s.Abort(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

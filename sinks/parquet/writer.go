@@ -26,7 +26,27 @@ func (s *Sink) fileName(n int) string {
 // from the first batch of the run (b may be empty) and kept for its
 // later files, so every file of a run has the same schema.
 func (s *Sink) startFile(b *batch) error {
+	s.beginFile(b.rows)
+	return s.openFile(b.cols, int(b.rows), int(b.rows), s.threads)
+}
+
+// beginFile is the decoder's part of starting a file, which has rows rows
+// so far: the counters the cell calls and EndRow use.
+func (s *Sink) beginFile(rows int64) {
 	s.fileNo++
+	s.fileRows = rows
+	s.rotate = false
+}
+
+// openFile creates the file numbered by beginFile and its writer,
+// choosing the encodings first if the run has none yet: from the first
+// nrows rows of cols, for a row group of about groupRows rows, on up to
+// trialThreads goroutines. It touches
+// only the file's side of the sink (files, cur, bw, cnt, w, enc), so it
+// may run in a batch's first encoding job while the decoder keeps filling
+// the batch (cols is then the job's snapshot); the decoder reads that
+// side again only after the job is done.
+func (s *Sink) openFile(cols []colBuf, nrows, groupRows, trialThreads int) error {
 	f, err := s.files.Create(s.fileName(s.fileNo))
 	if err != nil {
 		return fmt.Errorf("parquet: %w", err)
@@ -39,11 +59,8 @@ func (s *Sink) startFile(b *batch) error {
 		s.bw.Reset(f)
 	}
 	s.cnt = outfile.Counter{W: s.bw}
-	s.fileRows = b.rows
-	s.rotate = false
 	if s.enc == nil {
-		rows := int(max(b.rows, s.groupRows))
-		s.enc = s.chooseEncodings(b, rows)
+		s.enc = s.chooseEncodings(cols, nrows, max(nrows, groupRows), trialThreads)
 	}
 	schema := buildSchema(s.info.Name, s.cols, s.plans, s.enc)
 	opts := []pq.WriterOption{schema,
@@ -75,6 +92,9 @@ func (s *Sink) startFile(b *batch) error {
 func (s *Sink) handoff() {
 	b := s.fill
 	if b.rows == 0 || s.err != nil {
+		return
+	}
+	if s.settle(); s.err != nil {
 		return
 	}
 	if s.w == nil {
@@ -215,6 +235,9 @@ func (s *Sink) Publish(ctx context.Context) (sinks.Stats, error) {
 	}
 	if s.part != nil {
 		return s.publishPartitioned()
+	}
+	if s.settle(); s.err != nil {
+		return sinks.Stats{}, s.err
 	}
 	if s.started && s.w == nil && (s.fill.rows > 0 || len(s.files.Files) == 0) {
 		if err := s.startFile(s.fill); err != nil {
