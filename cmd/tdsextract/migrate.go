@@ -81,7 +81,7 @@ whole plan. A table that fails leaves the others; --resume continues a run.`,
 	f.StringVar(&targetPasswordEnv, "target-password-env", "", "environment variable holding the PostgreSQL password")
 	f.StringSliceVar(&include, "include", nil, "schema.table patterns to migrate (* and ?; repeatable; default everything)")
 	f.StringSliceVar(&exclude, "exclude", nil, "schema.table patterns to leave out (repeatable)")
-	f.IntVar(&parallel, "parallel", 4, "tables loaded (and indexed) at once, each on its own sessions")
+	f.IntVar(&parallel, "parallel", 4, "steps run at once, each on its own sessions: tables or key ranges loading, keys and indexes building, foreign keys validating")
 	f.Int64Var(&splitRows, "split-rows", migrate.DefaultSplitRows, "a table with more rows whose clustered key leads with an integer, date/time or uniqueidentifier column loads as key ranges of about this many rows, in parallel (0: never)")
 	f.StringVar(&verify, "verify", "none", "none, count (row counts) or checksum (every value, source stream vs read back)")
 	f.StringVar(&identifiers, "identifiers", "lower", "lower (names folded, usable unquoted) or preserve")

@@ -59,10 +59,16 @@ const (
 	PhaseIndex
 	PhaseCheck
 	PhaseForeignKey
+	// PhaseValidate checks the rows against a foreign key added NOT
+	// VALID: apart from adding it, because VALIDATE locks the referenced
+	// table only in ROW SHARE mode, so the foreign keys of different
+	// tables check their rows at once (an ADD that validates takes SHARE
+	// ROW EXCLUSIVE on both tables, which makes them queue).
+	PhaseValidate
 	PhaseView
 )
 
-var phaseNames = [...]string{"setup", "schema", "sequence", "table", "data", "key", "index", "check", "foreign key", "view"}
+var phaseNames = [...]string{"setup", "schema", "sequence", "table", "data", "key", "index", "check", "foreign key", "validate", "view"}
 
 func (p Phase) String() string { return phaseNames[p] }
 
@@ -84,6 +90,9 @@ type Step struct {
 	// parameters) and the same rows as a PostgreSQL predicate.
 	Range   *partition.Part
 	PGWhere string
+	// lock is the strongest lock the step's SQL takes on Table (Refs
+	// take the mode the phase implies): what the scheduler keeps apart.
+	lock lockMode
 }
 
 // where is the step's T-SQL predicate and its parameters ("" for a whole
@@ -691,8 +700,14 @@ func (b *builder) keysAndIndexes(tp *TablePlan) {
 			if ix.PrimaryKey {
 				kind, nulls = "PRIMARY KEY", ""
 			}
-			b.step(Step{Phase: phase, Object: tp.Schema + "." + name, Table: tp.Target(), SQL: []string{fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s%s (%s)",
-				tp.QualifiedName(), postgres.QuoteIdent(name), kind, nulls, sc.colList(keys))}})
+			// Built as a unique index, then attached: CREATE INDEX takes
+			// SHARE, so the table's other indexes build beside it, where
+			// ADD CONSTRAINT ... PRIMARY KEY (cols) would hold ACCESS
+			// EXCLUSIVE for the whole build. The attach is a catalog
+			// change; PostgreSQL names the constraint as the index.
+			b.step(Step{Phase: phase, Object: tp.Schema + "." + name, Table: tp.Target(), lock: lockKey, SQL: []string{
+				fmt.Sprintf("CREATE UNIQUE INDEX %s ON %s (%s)%s", postgres.QuoteIdent(name), tp.QualifiedName(), sc.colList(keys), nulls),
+				fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s USING INDEX %s", tp.QualifiedName(), postgres.QuoteIdent(name), kind, postgres.QuoteIdent(name))}})
 			continue
 		}
 		var cols []string
@@ -726,7 +741,7 @@ func (b *builder) keysAndIndexes(tp *TablePlan) {
 		if ix.Type == catalog.IndexClustered {
 			b.note(obj, "index", "", "clustered in the source: PostgreSQL tables are heaps, so it is an ordinary index")
 		}
-		b.step(Step{Phase: PhaseIndex, Object: tp.Schema + "." + name, Table: tp.Target(), SQL: []string{ddl}})
+		b.step(Step{Phase: PhaseIndex, Object: tp.Schema + "." + name, Table: tp.Target(), lock: lockShare, SQL: []string{ddl}})
 	}
 }
 
@@ -752,7 +767,7 @@ func (b *builder) checks(tp *TablePlan) {
 			ddl += " NOT VALID"
 			b.note(obj, "check", ck.Definition, "not trusted in the source (created WITH NOCHECK): created NOT VALID")
 		}
-		b.step(Step{Phase: PhaseCheck, Object: tp.Target() + "." + postgres.FoldIdent(ck.Name, b.o.Identifiers), Table: tp.Target(), SQL: []string{ddl}})
+		b.step(Step{Phase: PhaseCheck, Object: tp.Target() + "." + postgres.FoldIdent(ck.Name, b.o.Identifiers), Table: tp.Target(), lock: lockAccessExclusive, SQL: []string{ddl}})
 	}
 }
 
@@ -779,10 +794,16 @@ func (b *builder) foreignKeys(tp *TablePlan) {
 		ddl := fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s FOREIGN KEY (%s) REFERENCES %s.%s (%s) ON DELETE %s ON UPDATE %s",
 			tp.QualifiedName(), postgres.QuoteIdent(name), sc.colList(fk.Columns), postgres.QuoteIdent(rs), postgres.QuoteIdent(rn),
 			ref.colList(fk.RefColumns), fk.OnDelete, fk.OnUpdate)
+		// Added NOT VALID (a catalog change) and validated in a step of
+		// its own: see PhaseValidate.
+		ddl += " NOT VALID"
+		object, refs := tp.Target()+"."+name, []string{rs + "." + rn}
+		b.step(Step{Phase: PhaseForeignKey, Object: object, Table: tp.Target(), Refs: refs, lock: lockShareRowExclusive, SQL: []string{ddl}})
 		if fk.NotTrusted {
-			ddl += " NOT VALID"
 			b.note(obj, "foreign key", "", "not trusted in the source (created WITH NOCHECK): created NOT VALID")
+			continue
 		}
-		b.step(Step{Phase: PhaseForeignKey, Object: tp.Target() + "." + name, Table: tp.Target(), Refs: []string{rs + "." + rn}, SQL: []string{ddl}})
+		b.step(Step{Phase: PhaseValidate, Object: object, Table: tp.Target(), Refs: refs, lock: lockShareUpdateExclusive,
+			SQL: []string{fmt.Sprintf("ALTER TABLE %s VALIDATE CONSTRAINT %s", tp.QualifiedName(), postgres.QuoteIdent(name))}})
 	}
 }

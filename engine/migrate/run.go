@@ -42,9 +42,10 @@ type Config struct {
 	Filter  catalog.Filter
 	Target  postgres.ConnConfig
 	Options Options
-	// Parallel is how many tables load at once (each on its own source
-	// session and PostgreSQL connection), and how many tables' indexes
-	// build at once. Default 4.
+	// Parallel is how many steps run at once: tables or key ranges
+	// loading (each on its own source session and PostgreSQL
+	// connection), keys and indexes building, foreign keys validating.
+	// Default 4.
 	Parallel int
 	// Verify is VerifyNone, VerifyCount or VerifyChecksum.
 	Verify string
@@ -202,10 +203,11 @@ func (c *Config) parallel() int {
 }
 
 // Run executes plan against the target: schemas, sequences and tables,
-// the data of Parallel tables at once, then keys, indexes and checks
-// (Parallel tables at once), foreign keys and views. A table that fails
-// leaves the others: its own later steps are not run, and the summary and
-// the error name it. The error is nil only when every step succeeded.
+// then the data, keys, indexes, checks and foreign keys on Parallel
+// sessions, each step as soon as what it needs is in (see schedule), then
+// views. A table that fails leaves the others: its own later steps are
+// not run, and the summary and the error name it. The error is nil only
+// when every step succeeded.
 func Run(ctx context.Context, c *Config, plan *Plan) (*Summary, error) {
 	sum := &Summary{Started: time.Now(), Verify: c.Verify, Lossy: plan.Lossy, Untranslated: plan.Untranslated, Notes: plan.Notes}
 	if sum.Verify == "" {
@@ -271,27 +273,19 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	steps := r.plan.Steps
-	var data, post, fks, views []*Step
+	var tables, views []*Step
 	for i := range steps {
 		s := &steps[i]
 		switch {
 		case s.Phase < PhaseData:
 			r.ddl(ctx, r.pg, s)
-		case s.Phase == PhaseData:
-			data = append(data, s)
-		case s.Phase < PhaseForeignKey:
-			post = append(post, s)
-		case s.Phase == PhaseForeignKey:
-			fks = append(fks, s)
+		case s.Phase < PhaseView:
+			tables = append(tables, s)
 		default:
 			views = append(views, s)
 		}
 	}
-	r.loadData(ctx, data)
-	r.postData(ctx, post)
-	for _, s := range fks {
-		r.ddl(ctx, r.pg, s)
-	}
+	r.schedule(ctx, tables)
 	// Views in passes: a view on a view not yet created fails and is
 	// retried once the others are in.
 	for len(views) > 0 {
@@ -433,48 +427,29 @@ func (r *runner) exec(ctx context.Context, conn *pgx.Conn, s *Step) (err error) 
 	return tx.Commit(ctx)
 }
 
-// loadData loads the tables, Parallel at once.
-func (r *runner) loadData(ctx context.Context, steps []*Step) {
-	byTarget := map[string]*TablePlan{}
-	for _, tp := range r.plan.Tables {
-		byTarget[tp.Target()] = tp
+// loadStep loads one data step (a table or a key range of one) into ts,
+// unless an earlier run did or its table failed; started is when it began.
+func (r *runner) loadStep(ctx context.Context, s *Step, tp *TablePlan, ts *TableSummary, started *time.Time) {
+	*ts = TableSummary{Source: tp.Source.FullName(), Target: tp.Target()}
+	if n, ok := r.done[s.Key()]; ok {
+		ts.Rows, ts.Resumed = n, true
+		return
 	}
-	results := make([]TableSummary, len(steps))
-	started := make([]time.Time, len(steps))
-	sem := make(chan struct{}, r.c.parallel())
-	var wg sync.WaitGroup
-	for i, s := range steps {
-		tp := byTarget[s.Table]
-		results[i] = TableSummary{Source: tp.Source.FullName(), Target: tp.Target()}
-		if n, ok := r.done[s.Key()]; ok {
-			results[i].Rows, results[i].Resumed = n, true
-			continue
-		}
-		if why, ok := r.blocked(s); ok {
-			results[i].Error = why
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			ts := &results[i]
-			started[i] = time.Now()
-			err := r.loadTable(ctx, s, tp, ts)
-			ts.Duration = time.Since(started[i])
-			if err != nil {
-				ts.Error = err.Error()
-				r.markFailed(tp.Target(), "loading its rows failed")
-				if s.Range != nil {
-					err = fmt.Errorf("key range %s: %w", s.Range, err)
-				}
-				r.fail(fmt.Errorf("table %s: %w", tp.Source.FullName(), err))
-			}
-		}()
+	if why, ok := r.blocked(s); ok {
+		ts.Error = why
+		return
 	}
-	wg.Wait()
-	r.sum.Tables = mergeParts(steps, results, started)
+	*started = time.Now()
+	err := r.loadTable(ctx, s, tp, ts)
+	ts.Duration = time.Since(*started)
+	if err != nil {
+		ts.Error = err.Error()
+		r.markFailed(tp.Target(), "loading its rows failed")
+		if s.Range != nil {
+			err = fmt.Errorf("key range %s: %w", s.Range, err)
+		}
+		r.fail(fmt.Errorf("table %s: %w", tp.Source.FullName(), err))
+	}
 }
 
 // mergeParts sums the key ranges of each table into one summary: rows
@@ -663,40 +638,4 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 type queryer interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	PgConn() *pgconn.PgConn
-}
-
-// postData builds each table's keys, indexes and checks, Parallel tables
-// at once (one connection each), in plan order within a table.
-func (r *runner) postData(ctx context.Context, steps []*Step) {
-	var order []string
-	byTable := map[string][]*Step{}
-	for _, s := range steps {
-		if _, ok := byTable[s.Table]; !ok {
-			order = append(order, s.Table)
-		}
-		byTable[s.Table] = append(byTable[s.Table], s)
-	}
-	sem := make(chan struct{}, r.c.parallel())
-	var wg sync.WaitGroup
-	for _, t := range order {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			conn, err := postgres.Connect(ctx, r.c.Target)
-			if err != nil {
-				for _, s := range byTable[t] {
-					r.record(s, StepFailed, err)
-				}
-				r.fail(&ConnectError{err})
-				return
-			}
-			defer conn.Close(context.WithoutCancel(ctx))
-			for _, s := range byTable[t] {
-				r.ddl(ctx, conn, s)
-			}
-		}()
-	}
-	wg.Wait()
 }

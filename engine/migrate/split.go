@@ -77,7 +77,7 @@ func (p *Plan) split(ctx context.Context, q catalog.Querier, splitRows int64, ti
 				Range: &parts[i], PGWhere: pgRange(col, pgCol, parts[i])})
 		}
 		if tp.Restart != "" {
-			steps = append(steps, Step{Phase: PhaseKey, Object: tp.Target() + ".identity", Table: tp.Target(), SQL: []string{tp.Restart}})
+			steps = append(steps, Step{Phase: PhaseKey, Object: tp.Target() + ".identity", Table: tp.Target(), lock: lockAccessExclusive, SQL: []string{tp.Restart}})
 			tp.Restart = ""
 		}
 		tp.Parts = len(parts)
