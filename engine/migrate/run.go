@@ -123,6 +123,7 @@ func (e *ConnectError) Unwrap() error { return e.Err }
 // Discover reads the source's catalog and plans the migration, touching
 // nothing in the target.
 func Discover(ctx context.Context, c *Config) (*Plan, error) {
+	t0 := time.Now()
 	conn, err := c.connect(ctx)
 	if err != nil {
 		return nil, &ConnectError{err}
@@ -142,6 +143,7 @@ func Discover(ctx context.Context, c *Config) (*Plan, error) {
 	if err := plan.split(ctx, conn, c.SplitRows, c.Timeout); err != nil {
 		return nil, err
 	}
+	plan.Discovered = time.Since(t0)
 	return plan, nil
 }
 
@@ -153,6 +155,10 @@ type Summary struct {
 	Verify   string         `json:"verify"`
 	Tables   []TableSummary `json:"tables"`
 	Steps    []StepSummary  `json:"steps"`
+	// Phases is where the time went: the wall time of each phase that
+	// ran (discover, then the plan's phases in order), from its first
+	// step's start to its last one's end.
+	Phases []PhaseSummary `json:"phases"`
 	// The plan's remarks.
 	Lossy        []Item `json:"lossy"`
 	Untranslated []Item `json:"untranslated"`
@@ -172,9 +178,31 @@ type TableSummary struct {
 	Verified   string `json:"verified,omitempty"`
 	SourceRows int64  `json:"source_rows,omitempty"`
 	Checksum   string `json:"checksum,omitempty"`
+	// VerifyDuration is the time the verification took (for a split
+	// table, summed over its ranges), inside Duration.
+	VerifyDuration time.Duration `json:"verify_ns,omitempty"`
 	// Resumed is set when an earlier run loaded the table.
 	Resumed bool   `json:"resumed,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Ranges are the key ranges of a split table, each as loaded.
+	Ranges []RangeSummary `json:"ranges,omitempty"`
+}
+
+// RangeSummary reports one key range of a split table.
+type RangeSummary struct {
+	Object         string        `json:"object"`
+	Rows           int64         `json:"rows"`
+	Duration       time.Duration `json:"duration_ns"`
+	VerifyDuration time.Duration `json:"verify_ns,omitempty"`
+	Resumed        bool          `json:"resumed,omitempty"`
+	Error          string        `json:"error,omitempty"`
+}
+
+// PhaseSummary is the wall time of one phase.
+type PhaseSummary struct {
+	Phase    string        `json:"phase"`
+	Steps    int           `json:"steps"`
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // Step statuses.
@@ -190,7 +218,9 @@ type StepSummary struct {
 	Phase  string `json:"phase"`
 	Object string `json:"object"`
 	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
+	// Duration is the time the step's transaction took (0 when not run).
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	Error    string        `json:"error,omitempty"`
 }
 
 // parallel is Parallel, 0 meaning the default of 4 tables at once.
@@ -211,9 +241,10 @@ func Run(ctx context.Context, c *Config, plan *Plan) (*Summary, error) {
 	if sum.Verify == "" {
 		sum.Verify = VerifyNone
 	}
-	r := &runner{c: c, plan: plan, sum: sum, failedTables: map[string]string{}}
+	r := &runner{c: c, plan: plan, sum: sum, failedTables: map[string]string{}, spans: map[Phase]*span{}}
 	err := r.run(ctx)
 	sum.Duration = time.Since(sum.Started)
+	sum.Phases = r.phases()
 	sum.OK = err == nil
 	return sum, err
 }
@@ -228,6 +259,48 @@ type runner struct {
 	mu           sync.Mutex
 	failedTables map[string]string // target table -> why
 	errs         []error
+	spans        map[Phase]*span // the steps run of each phase
+}
+
+// span is the steps of one phase that ran, from the first one's start to
+// the last one's end.
+type span struct {
+	steps      int
+	start, end time.Time
+}
+
+// timed adds a step of phase ph that ran from start to now.
+func (r *runner) timed(ph Phase, start time.Time) time.Duration {
+	end := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp := r.spans[ph]
+	if sp == nil {
+		sp = &span{start: start}
+		r.spans[ph] = sp
+	}
+	sp.steps++
+	if start.Before(sp.start) {
+		sp.start = start
+	}
+	if end.After(sp.end) {
+		sp.end = end
+	}
+	return end.Sub(start)
+}
+
+// phases is the summary's Phases: discover, then each phase that ran.
+func (r *runner) phases() []PhaseSummary {
+	var out []PhaseSummary
+	if r.plan.Discovered > 0 {
+		out = append(out, PhaseSummary{Phase: "discover", Duration: r.plan.Discovered})
+	}
+	for ph := PhaseSetup; ph <= PhaseView; ph++ {
+		if sp := r.spans[ph]; sp != nil {
+			out = append(out, PhaseSummary{Phase: ph.String(), Steps: sp.steps, Duration: sp.end.Sub(sp.start)})
+		}
+	}
+	return out
 }
 
 func (r *runner) fail(err error) {
@@ -350,8 +423,10 @@ func (r *runner) loadState(ctx context.Context) error {
 	return nil
 }
 
-func (r *runner) record(s *Step, status string, err error) {
-	ss := StepSummary{Phase: s.Phase.String(), Object: s.Object, Status: status}
+func (r *runner) record(s *Step, status string, err error) { r.recordTimed(s, status, 0, err) }
+
+func (r *runner) recordTimed(s *Step, status string, d time.Duration, err error) {
+	ss := StepSummary{Phase: s.Phase.String(), Object: s.Object, Status: status, Duration: d}
 	if err != nil {
 		ss.Error = err.Error()
 	}
@@ -384,15 +459,18 @@ func (r *runner) ddl(ctx context.Context, conn *pgx.Conn, s *Step) {
 		r.record(s, StepNotRun, errors.New(why))
 		return
 	}
-	if err := r.exec(ctx, conn, s); err != nil {
-		r.record(s, StepFailed, err)
+	t0 := time.Now()
+	err := r.exec(ctx, conn, s)
+	d := r.timed(s.Phase, t0)
+	if err != nil {
+		r.recordTimed(s, StepFailed, d, err)
 		r.fail(fmt.Errorf("%s %s: %w", s.Phase, s.Object, err))
 		if s.Phase == PhaseTable {
 			r.markFailed(s.Table, "creating it failed")
 		}
 		return
 	}
-	r.record(s, StepDone, nil)
+	r.recordTimed(s, StepDone, d, nil)
 }
 
 // ddlQuiet runs a view step and reports success; a failure is recorded
@@ -405,10 +483,11 @@ func (r *runner) ddlQuiet(ctx context.Context, s *Step) bool {
 	if _, ok := r.blocked(s); ok {
 		return false
 	}
+	t0 := time.Now()
 	if r.exec(ctx, r.pg, s) != nil {
 		return false
 	}
-	r.record(s, StepDone, nil)
+	r.recordTimed(s, StepDone, r.timed(s.Phase, t0), nil)
 	return true
 }
 
@@ -462,7 +541,7 @@ func (r *runner) loadData(ctx context.Context, steps []*Step) {
 			ts := &results[i]
 			started[i] = time.Now()
 			err := r.loadTable(ctx, s, tp, ts)
-			ts.Duration = time.Since(started[i])
+			ts.Duration = r.timed(PhaseData, started[i])
 			if err != nil {
 				ts.Error = err.Error()
 				r.markFailed(tp.Target(), "loading its rows failed")
@@ -487,6 +566,10 @@ func mergeParts(steps []*Step, results []TableSummary, started []time.Time) []Ta
 	begin := map[string]time.Time{}
 	for i, s := range steps {
 		ts := results[i]
+		var rs *RangeSummary
+		if s.Range != nil {
+			rs = &RangeSummary{Object: s.Object, Rows: ts.Rows, Duration: ts.Duration, VerifyDuration: ts.VerifyDuration, Resumed: ts.Resumed, Error: ts.Error}
+		}
 		if !started[i].IsZero() {
 			if b, ok := begin[s.Table]; !ok || started[i].Before(b) {
 				begin[s.Table] = started[i]
@@ -498,6 +581,9 @@ func mergeParts(steps []*Step, results []TableSummary, started []time.Time) []Ta
 		k, ok := at[s.Table]
 		if !ok {
 			at[s.Table] = len(out)
+			if rs != nil {
+				ts.Ranges = []RangeSummary{*rs}
+			}
 			out = append(out, ts)
 			if ts.Resumed {
 				out[len(out)-1].Verified = "?" // set by the first range loaded now
@@ -505,6 +591,10 @@ func mergeParts(steps []*Step, results []TableSummary, started []time.Time) []Ta
 			continue
 		}
 		m := &out[k]
+		if rs != nil {
+			m.Ranges = append(m.Ranges, *rs)
+		}
+		m.VerifyDuration += ts.VerifyDuration
 		m.Rows += ts.Rows
 		m.Bytes += ts.Bytes
 		m.SourceRows += ts.SourceRows
@@ -549,11 +639,13 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 	verify := r.c.Verify
 	where, params := s.where()
 	if verify != "" && verify != VerifyNone {
+		t0 := time.Now()
 		n, err := catalog.Count(ctx, conn, tp.Source.Schema, tp.Source.Name, where, r.c.Timeout, params...)
 		if err != nil {
 			return fmt.Errorf("counting the source rows: %w", err)
 		}
 		ts.SourceRows = n
+		ts.VerifyDuration = time.Since(t0)
 	}
 	var sent checksum
 	var sink *postgres.Sink
@@ -600,6 +692,10 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 		q, ok := tx.(queryer)
 		if !ok {
 			return errors.New("the load's connection cannot query")
+		}
+		if verify == VerifyCount || verify == VerifyChecksum {
+			verifyStart := time.Now()
+			defer func() { ts.VerifyDuration += time.Since(verifyStart) }()
 		}
 		pgWhere := ""
 		if s.PGWhere != "" {
