@@ -24,6 +24,7 @@ func newMigrateCmd(g *globalOpts) *cobra.Command {
 	var (
 		source, passwordEnv, target, targetPasswordEnv, timeout string
 		verify, identifiers, caseInsensitive, stateTable        string
+		maintenanceWorkMem                                      string
 		summaryJSON                                             string
 		include, exclude                                        []string
 		parallel                                                int
@@ -64,7 +65,7 @@ whole plan. A table that fails leaves the others; --resume continues a run.`,
 				Source: engine.SourceConfig{Connection: secret.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout},
 				Migrate: &engine.MigrateConfig{Target: secret.Secret(target), TargetPasswordEnv: targetPasswordEnv,
 					Include: include, Exclude: exclude, Parallel: parallel, SplitRows: splitRows, Verify: verify, Identifiers: identifiers,
-					CaseInsensitive: caseInsensitive, Resume: resume, StateTable: stateTable},
+					CaseInsensitive: caseInsensitive, Resume: resume, StateTable: stateTable, MaintenanceWorkMem: maintenanceWorkMem},
 			}
 			if splitRows == 0 {
 				job.Migrate.SplitRows = -1 // the flag's 0 is never
@@ -91,6 +92,7 @@ whole plan. A table that fails leaves the others; --resume continues a run.`,
 	f.BoolVar(&resume, "resume", false, "continue an earlier run: skip what it finished, load what is missing")
 	f.BoolVar(&dryRun, "dry-run", false, "print the whole plan (DDL, lossy mappings, what is not translated) and exit")
 	f.StringVar(&stateTable, "state-table", migrate.DefaultStateTable, "where the target records the steps a run finished")
+	f.StringVar(&maintenanceWorkMem, "maintenance-work-mem", migrate.DefaultMaintenanceWorkMem, "PostgreSQL maintenance_work_mem of the sessions building keys and indexes, per build (server: the server's setting)")
 	f.StringVar(&timeout, "timeout", "", `request deadline per source query, e.g. 30m, or "none"`)
 	f.StringVar(&summaryJSON, "summary-json", "", "also write the summary as JSON to this file")
 	return cmd

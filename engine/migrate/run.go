@@ -2,8 +2,10 @@ package migrate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +32,17 @@ const (
 // speed, small enough that a table of tens of millions of rows loads on
 // every session the run has.
 const DefaultSplitRows = 1_000_000
+
+// DefaultMaintenanceWorkMem is the maintenance_work_mem of the sessions
+// that build keys and indexes. PostgreSQL's default of 64MB makes a key
+// of a table of a few million rows an external merge sort, and leaves a
+// parallel build one worker (each needs 32MB of it); at 512MB the
+// primary key and the index of lineitem at 10M rows sorted in memory
+// with the server's two workers and built in about half the time
+// (bench/results/migrate.md). It is per build, and Parallel tables build
+// at once, so the server may use Parallel times this; MaintenanceWorkMem
+// "server" keeps the server's own setting.
+const DefaultMaintenanceWorkMem = "512MB"
 
 // DefaultStateTable records the steps a migration finished, in the
 // target, so that --resume continues where a run stopped.
@@ -58,6 +71,11 @@ type Config struct {
 	// ranges of about this many rows, each on its own sessions and in
 	// its own transaction. 0 never splits.
 	SplitRows int64
+	// MaintenanceWorkMem is the maintenance_work_mem (a PostgreSQL
+	// memory size such as 512MB or 1GB) of the sessions that build keys
+	// and indexes: "" is DefaultMaintenanceWorkMem, "server" the
+	// server's setting.
+	MaintenanceWorkMem string
 	// Connect opens a source session; nil means session.Connect.
 	Connect func(ctx context.Context, cfg session.Config) (*session.Conn, error)
 }
@@ -86,6 +104,9 @@ func (c *Config) Validate() error {
 	if c.Parallel < 0 || c.Parallel > 64 {
 		errs = append(errs, fmt.Sprintf("parallel %d: use 1 .. 64", c.Parallel))
 	}
+	if m := c.MaintenanceWorkMem; m != "" && m != "server" && !memSize.MatchString(m) {
+		errs = append(errs, fmt.Sprintf("maintenance_work_mem %q: use a size such as 512MB or 1GB, or server", m))
+	}
 	if c.StateTable != "" && strings.Count(c.StateTable, ".") != 1 {
 		errs = append(errs, fmt.Sprintf("state_table %q: use schema.table", c.StateTable))
 	}
@@ -104,6 +125,22 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("migrate: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// memSize is a PostgreSQL memory setting: a number and a unit.
+var memSize = regexp.MustCompile(`^[0-9]+ ?(kB|MB|GB|TB)$`)
+
+// buildSettings are the SET statements of a session that builds keys
+// and indexes.
+func (c *Config) buildSettings() []string {
+	m := c.MaintenanceWorkMem
+	switch m {
+	case "server":
+		return nil
+	case "":
+		m = DefaultMaintenanceWorkMem
+	}
+	return []string{"SET maintenance_work_mem = '" + m + "'"}
 }
 
 func (c *Config) connect(ctx context.Context) (*session.Conn, error) {
@@ -255,6 +292,9 @@ type runner struct {
 	sum  *Summary
 	pg   *pgx.Conn
 	done map[string]int64 // state: finished step keys (rows for data steps)
+	// detail is the state's detail of the steps that have one: the key
+	// ranges of split tables, by rangesKey.
+	detail map[string][]byte
 
 	mu           sync.Mutex
 	failedTables map[string]string // target table -> why
@@ -394,24 +434,31 @@ func (r *runner) loadState(ctx context.Context) error {
 		schema = "public"
 	}
 	for _, q := range []string{"CREATE SCHEMA IF NOT EXISTS " + postgres.QuoteIdent(schema),
-		"CREATE TABLE IF NOT EXISTS " + st + " (step text PRIMARY KEY, rows bigint, done_at timestamptz NOT NULL DEFAULT now())"} {
+		"CREATE TABLE IF NOT EXISTS " + st + " (step text PRIMARY KEY, rows bigint, detail jsonb, done_at timestamptz NOT NULL DEFAULT now())",
+		// A state table of a release before the key ranges were kept.
+		"ALTER TABLE " + st + " ADD COLUMN IF NOT EXISTS detail jsonb"} {
 		if _, err := r.pg.Exec(ctx, q); err != nil {
 			return fmt.Errorf("migrate: state table: %s: %w", q, err)
 		}
 	}
-	rows, err := r.pg.Query(ctx, "SELECT step, COALESCE(rows, 0) FROM "+st)
+	rows, err := r.pg.Query(ctx, "SELECT step, COALESCE(rows, 0), detail FROM "+st)
 	if err != nil {
 		return fmt.Errorf("migrate: reading %s: %w", st, err)
 	}
 	r.done = map[string]int64{}
+	r.detail = map[string][]byte{}
 	for rows.Next() {
 		var k string
 		var n int64
-		if err := rows.Scan(&k, &n); err != nil {
+		var d []byte
+		if err := rows.Scan(&k, &n, &d); err != nil {
 			rows.Close()
 			return fmt.Errorf("migrate: reading %s: %w", st, err)
 		}
 		r.done[k] = n
+		if d != nil {
+			r.detail[k] = d
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -420,7 +467,57 @@ func (r *runner) loadState(ctx context.Context) error {
 	if len(r.done) > 0 && !r.c.Resume {
 		return fmt.Errorf("migrate: the target holds an earlier migration (%d finished steps in %s): rerun with --resume to continue it, or drop what it created and that table", len(r.done), st)
 	}
-	return nil
+	return r.keepRanges(ctx)
+}
+
+// rangesKey is the state row of a split table's key ranges.
+func rangesKey(table string) string { return "ranges:" + table }
+
+// keepRanges makes the key ranges of every table those an earlier run
+// recorded, and records those of the tables split now, before any range
+// loads. A table an earlier run recorded as split loads as those ranges
+// (even when the source's keys, or --split-rows, would cut it
+// differently now), and a table an earlier run loaded whole stays done
+// whole: either way no row is loaded twice.
+func (r *runner) keepRanges(ctx context.Context) error {
+	var record []*TablePlan
+	for _, tp := range r.plan.Tables {
+		if d, ok := r.detail[rangesKey(tp.Target())]; ok {
+			var kept []KeyRange
+			if err := json.Unmarshal(d, &kept); err != nil {
+				return fmt.Errorf("migrate: the key ranges of %s in %s: %w", tp.Target(), r.stateTable(), err)
+			}
+			r.plan.useRanges(tp, kept)
+			continue
+		}
+		if _, whole := r.done[PhaseData.String()+":"+tp.Target()]; whole {
+			if tp.Parts > 0 {
+				r.plan.useRanges(tp, nil)
+			}
+			continue
+		}
+		if tp.Parts > 0 {
+			record = append(record, tp)
+		}
+	}
+	if len(record) == 0 {
+		return nil
+	}
+	tx, err := r.pg.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	for _, tp := range record {
+		d, err := json.Marshal(r.plan.Ranges(tp))
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO "+r.stateTable()+" (step, detail) VALUES ($1, $2)", rangesKey(tp.Target()), string(d)); err != nil {
+			return fmt.Errorf("migrate: recording the key ranges of %s: %w", tp.Target(), err)
+		}
+	}
+	return tx.Commit(ctx)
 }
 
 func (r *runner) record(s *Step, status string, err error) { r.recordTimed(s, status, 0, err) }
@@ -522,6 +619,17 @@ func (r *runner) loadData(ctx context.Context, steps []*Step) {
 	started := make([]time.Time, len(steps))
 	sem := make(chan struct{}, r.c.parallel())
 	var wg sync.WaitGroup
+	// A table whose rows failed is marked failed (its keys, indexes and
+	// the foreign keys onto it not run) once every range is done: a
+	// failed range does not stop the table's other ranges, which commit
+	// on their own and are not loaded again by --resume.
+	var dataMu sync.Mutex
+	dataFailed := map[string]bool{}
+	defer func() {
+		for t := range dataFailed {
+			r.markFailed(t, "loading its rows failed")
+		}
+	}()
 	for i, s := range steps {
 		tp := byTarget[s.Table]
 		results[i] = TableSummary{Source: tp.Source.FullName(), Target: tp.Target()}
@@ -544,9 +652,11 @@ func (r *runner) loadData(ctx context.Context, steps []*Step) {
 			ts.Duration = r.timed(PhaseData, started[i])
 			if err != nil {
 				ts.Error = err.Error()
-				r.markFailed(tp.Target(), "loading its rows failed")
+				dataMu.Lock()
+				dataFailed[tp.Target()] = true
+				dataMu.Unlock()
 				if s.Range != nil {
-					err = fmt.Errorf("key range %s: %w", s.Range, err)
+					err = fmt.Errorf("key range %s (%s): %w", s.Object, s.Range, err)
 				}
 				r.fail(fmt.Errorf("table %s: %w", tp.Source.FullName(), err))
 			}
@@ -789,6 +899,15 @@ func (r *runner) postData(ctx context.Context, steps []*Step) {
 				return
 			}
 			defer conn.Close(context.WithoutCancel(ctx))
+			for _, q := range r.c.buildSettings() {
+				if _, err := conn.Exec(ctx, q); err != nil {
+					for _, s := range byTable[t] {
+						r.record(s, StepFailed, err)
+					}
+					r.fail(fmt.Errorf("%s: %w", q, err))
+					return
+				}
+			}
 			for _, s := range byTable[t] {
 				r.ddl(ctx, conn, s)
 			}
