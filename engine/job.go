@@ -161,8 +161,8 @@ type MigrateConfig struct {
 	// (default public.tdsextract_migrate).
 	StateTable string `mapstructure:"state_table"`
 	// MaintenanceWorkMem is the PostgreSQL maintenance_work_mem of the
-	// sessions that build keys and indexes (default 512MB; "server"
-	// keeps the server's).
+	// sessions that build keys and indexes, e.g. 1GB (default "server":
+	// the server's setting).
 	MaintenanceWorkMem string `mapstructure:"maintenance_work_mem"`
 }
 
