@@ -160,6 +160,10 @@ type MigrateConfig struct {
 	// StateTable is schema.table of the record of finished steps
 	// (default public.tdsextract_migrate).
 	StateTable string `mapstructure:"state_table"`
+	// MaintenanceWorkMem is the PostgreSQL maintenance_work_mem of the
+	// sessions that build keys and indexes, e.g. 1GB (default "server":
+	// the server's setting).
+	MaintenanceWorkMem string `mapstructure:"maintenance_work_mem"`
 }
 
 // ConvertConfig replaces one column's SELECT expression.

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -22,6 +24,7 @@ func newMigrateCmd(g *globalOpts) *cobra.Command {
 	var (
 		source, passwordEnv, target, targetPasswordEnv, timeout string
 		verify, identifiers, caseInsensitive, stateTable        string
+		maintenanceWorkMem                                      string
 		summaryJSON                                             string
 		include, exclude                                        []string
 		parallel                                                int
@@ -62,7 +65,7 @@ whole plan. A table that fails leaves the others; --resume continues a run.`,
 				Source: engine.SourceConfig{Connection: secret.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout},
 				Migrate: &engine.MigrateConfig{Target: secret.Secret(target), TargetPasswordEnv: targetPasswordEnv,
 					Include: include, Exclude: exclude, Parallel: parallel, SplitRows: splitRows, Verify: verify, Identifiers: identifiers,
-					CaseInsensitive: caseInsensitive, Resume: resume, StateTable: stateTable},
+					CaseInsensitive: caseInsensitive, Resume: resume, StateTable: stateTable, MaintenanceWorkMem: maintenanceWorkMem},
 			}
 			if splitRows == 0 {
 				job.Migrate.SplitRows = -1 // the flag's 0 is never
@@ -89,6 +92,7 @@ whole plan. A table that fails leaves the others; --resume continues a run.`,
 	f.BoolVar(&resume, "resume", false, "continue an earlier run: skip what it finished, load what is missing")
 	f.BoolVar(&dryRun, "dry-run", false, "print the whole plan (DDL, lossy mappings, what is not translated) and exit")
 	f.StringVar(&stateTable, "state-table", migrate.DefaultStateTable, "where the target records the steps a run finished")
+	f.StringVar(&maintenanceWorkMem, "maintenance-work-mem", migrate.DefaultMaintenanceWorkMem, "PostgreSQL maintenance_work_mem of the sessions building keys and indexes, per build (server: the server's setting)")
 	f.StringVar(&timeout, "timeout", "", `request deadline per source query, e.g. 30m, or "none"`)
 	f.StringVar(&summaryJSON, "summary-json", "", "also write the summary as JSON to this file")
 	return cmd
@@ -150,6 +154,7 @@ func printMigrateSummary(w io.Writer, sum *migrate.Summary) {
 	for _, s := range sum.Steps {
 		counts[s.Status]++
 	}
+	printMigratePhases(w, sum)
 	fmt.Fprintf(w, "steps: %d done, %d done earlier, %d failed, %d not run\n", counts[migrate.StepDone], counts[migrate.StepEarlier],
 		counts[migrate.StepFailed], counts[migrate.StepNotRun])
 	for _, t := range sum.Tables {
@@ -179,6 +184,55 @@ func printMigrateSummary(w io.Writer, sum *migrate.Summary) {
 		status = "FAILED"
 	}
 	fmt.Fprintf(w, "migrate %s in %.2fs\n", status, sum.Duration.Seconds())
+}
+
+// printMigratePhases says where the time went: each phase's wall time
+// (the verification inside the data), then the slowest steps: key ranges
+// of split tables, keys, indexes and constraints (--summary-json holds
+// every one).
+func printMigratePhases(w io.Writer, sum *migrate.Summary) {
+	var verify time.Duration
+	for _, t := range sum.Tables {
+		verify += t.VerifyDuration
+	}
+	var parts []string
+	for _, p := range sum.Phases {
+		f := fmt.Sprintf("%s %.2fs", p.Phase, p.Duration.Seconds())
+		if p.Phase == migrate.PhaseData.String() && verify > 0 {
+			f += fmt.Sprintf(" (verify %.2fs, summed over tables)", verify.Seconds())
+		}
+		parts = append(parts, f)
+	}
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "phases: %s\n", strings.Join(parts, ", "))
+	type timed struct {
+		what string
+		d    time.Duration
+	}
+	var slow []timed
+	for _, t := range sum.Tables {
+		for _, r := range t.Ranges {
+			if !r.Resumed && r.Error == "" {
+				slow = append(slow, timed{fmt.Sprintf("data %s (%d rows)", r.Object, r.Rows), r.Duration})
+			}
+		}
+	}
+	for _, s := range sum.Steps {
+		if s.Status == migrate.StepDone && s.Duration > 0 && s.Phase != migrate.PhaseSchema.String() {
+			slow = append(slow, timed{s.Phase + " " + s.Object, s.Duration})
+		}
+	}
+	sort.SliceStable(slow, func(i, j int) bool { return slow[i].d > slow[j].d })
+	const shown = 8
+	for i, t := range slow {
+		if i == shown {
+			fmt.Fprintf(w, "  ... %d more steps (see --summary-json)\n", len(slow)-shown)
+			break
+		}
+		fmt.Fprintf(w, "  %.2fs %s\n", t.d.Seconds(), t.what)
+	}
 }
 
 // writeJSON writes v as indented JSON, atomically (a reader never sees

@@ -28,5 +28,11 @@
 // value sent against every value read back) and records the step. A
 // failure therefore leaves a table empty or whole, never partly loaded,
 // and a resumed run (Config.Resume) runs exactly the steps the state
-// table does not hold.
+// table does not hold. The key ranges of a split table are recorded in
+// the state table before any loads, and a resumed run loads those, so a
+// range is reloaded with the bounds it failed with; a failed range does
+// not stop the table's other ranges.
+//
+// The summary says where the time went: each phase's wall time, each
+// step's and each key range's seconds, and the time spent verifying.
 package migrate

@@ -29,12 +29,13 @@ func FromJob(job *engine.JobConfig) (*Config, error) {
 		Filter:  catalog.Filter{Include: m.Include, Exclude: m.Exclude},
 		Target: postgres.ConnConfig{Connection: m.Target, PasswordEnv: m.TargetPasswordEnv, PasswordFile: m.TargetPasswordFile,
 			ConnectTimeout: 30 * time.Second, ApplicationName: "tdsextract migrate"},
-		Options:    Options{Identifiers: m.Identifiers, CaseInsensitive: m.CaseInsensitive},
-		Parallel:   m.Parallel,
-		SplitRows:  m.SplitRows,
-		Verify:     m.Verify,
-		Resume:     m.Resume,
-		StateTable: m.StateTable,
+		Options:            Options{Identifiers: m.Identifiers, CaseInsensitive: m.CaseInsensitive},
+		Parallel:           m.Parallel,
+		SplitRows:          m.SplitRows,
+		Verify:             m.Verify,
+		Resume:             m.Resume,
+		StateTable:         m.StateTable,
+		MaintenanceWorkMem: m.MaintenanceWorkMem,
 	}
 	switch {
 	case m.SplitRows == 0:

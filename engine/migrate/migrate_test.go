@@ -676,3 +676,92 @@ func TestSplitRanges(t *testing.T) {
 		t.Errorf("plan:\n%s", b.String())
 	}
 }
+
+// A range that fails mid-stream leaves the table's other ranges, the
+// ones not yet started included, to load and commit; the run names the
+// range. The run recorded the ranges before loading any, so --resume
+// loads the failed one with the same bounds even though the source has
+// grown since (it would cut 8 ranges now): every row of each range once,
+// none twice.
+func TestSplitResumeKeepsRanges(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 13, Rows: sampleRows})
+	url, conn := freshDB(t, "migrate_split_resume")
+	ctx := context.Background()
+	src := startSource(t, db)
+	// The server of the failing range drops the connection after 100
+	// rows of order_lines.
+	faulty := startFaulty(t, db, tdsserver.Faults{Table: "sales.order_lines", CloseAfterRows: 100})
+	c := migrateConfig(src, url, "sales.order_lines")
+	c.Verify, c.SplitRows, c.Parallel = VerifyChecksum, 500, 1
+	plan, err := Discover(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One session at a time, so the ranges load in order: the second
+	// range's session is the second one opened by Run.
+	var opened int
+	c.Connect = func(ctx context.Context, cfg session.Config) (*session.Conn, error) {
+		if opened++; opened == 2 {
+			cfg = faulty
+		}
+		return session.Connect(ctx, cfg)
+	}
+	sum, err := Run(ctx, c, plan)
+	if err == nil || !strings.Contains(err.Error(), "key range sales.order_lines#2/5") {
+		t.Fatalf("first run: %v, want the second key range failed", err)
+	}
+	if len(sum.Tables) != 1 || len(sum.Tables[0].Ranges) != 5 {
+		t.Fatalf("first run: %+v, want one table of 5 ranges", sum.Tables)
+	}
+	var loaded int64
+	for i, r := range sum.Tables[0].Ranges {
+		if failed := r.Error != ""; failed != (i == 1) {
+			t.Errorf("first run: range %s: error %q", r.Object, r.Error)
+		}
+		if r.Error == "" {
+			loaded += r.Rows
+		}
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM sales.order_lines"); n != loaded || n < 1500 {
+		t.Errorf("after the first run: %d rows, the summary says %d: want every range but the second", n, loaded)
+	}
+	// The source grows by 1500 order lines; the resumed run loads the
+	// second range, as recorded, from it.
+	grown := map[string]int64{}
+	for k, v := range sampleRows {
+		grown[k] = v
+	}
+	grown["sales.order_lines"] = 4000
+	c2 := migrateConfig(startSource(t, sampledb.New(sampledb.Config{Seed: 13, Rows: grown})), url, "sales.order_lines")
+	c2.Verify, c2.SplitRows, c2.Resume = VerifyChecksum, 500, true
+	plan2, err := Discover(ctx, c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(plan2.Ranges(plan2.Tables[0])); n != 8 {
+		t.Fatalf("the grown source plans %d ranges, want 8", n)
+	}
+	sum, err = Run(ctx, c2, plan2)
+	if err != nil {
+		t.Fatalf("resumed run: %v", err)
+	}
+	var again []string
+	for _, r := range sum.Tables[0].Ranges {
+		if !r.Resumed {
+			again = append(again, fmt.Sprintf("%s %d rows", r.Object, r.Rows))
+		}
+	}
+	if want := fmt.Sprintf("[sales.order_lines#2/5 %d rows]", 2500-loaded); fmt.Sprint(again) != want || sum.Tables[0].Verified != VerifyChecksum {
+		t.Errorf("resumed run loaded %v (verified %q), want %s verified", again, sum.Tables[0].Verified, want)
+	}
+	if n, d := query[int64](t, conn, "SELECT count(*) FROM sales.order_lines"), query[int64](t, conn, "SELECT count(DISTINCT line_id) FROM sales.order_lines"); n != 2500 || d != n {
+		t.Errorf("after the resumed run: %d rows, %d distinct ids, want 2500 of each", n, d)
+	}
+	status := map[string]string{}
+	for _, s := range sum.Steps {
+		status[s.Object] = s.Status
+	}
+	if status["sales.order_lines.identity"] != StepDone || status["sales.pk_order_lines"] != StepDone {
+		t.Errorf("resumed run: steps %v, want the identity and the primary key done", status)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine/catalog"
@@ -158,6 +159,9 @@ type Plan struct {
 	// Untranslated what is not created (with the original text), Notes
 	// what is created with a difference worth knowing.
 	Lossy, Untranslated, Notes []Item
+	// Discovered is how long Discover took to read the catalog, describe
+	// the tables and plan their key ranges (0 for a plan Build made).
+	Discovered time.Duration
 }
 
 // Describer returns the columns a projection's SELECT gives, as the

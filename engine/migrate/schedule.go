@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -279,6 +280,14 @@ func (r *runner) ddlOnPool(ctx context.Context, conns chan *pgx.Conn, s *Step) {
 			r.record(s, StepFailed, err)
 			r.fail(&ConnectError{err})
 			return
+		}
+		for _, q := range r.c.buildSettings() {
+			if _, err := c.Exec(ctx, q); err != nil {
+				c.Close(context.WithoutCancel(ctx))
+				r.record(s, StepFailed, err)
+				r.fail(fmt.Errorf("%s: %w", q, err))
+				return
+			}
 		}
 		conn = c
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/tdsextract/tdsextract/decode"
@@ -48,15 +49,8 @@ func (p *Plan) split(ctx context.Context, q catalog.Querier, splitRows int64, ti
 	if splitRows <= 0 {
 		return nil
 	}
-	byTarget := map[string]*TablePlan{}
 	for _, tp := range p.Tables {
-		byTarget[tp.Target()] = tp
-	}
-	var steps []Step
-	for _, s := range p.Steps {
-		tp := byTarget[s.Table]
-		if s.Phase != PhaseData || tp == nil || tp.Source.RowCount <= splitRows {
-			steps = append(steps, s)
+		if tp.Source.RowCount <= splitRows {
 			continue
 		}
 		col, parts, why, err := tp.ranges(ctx, q, splitRows, timeout)
@@ -68,33 +62,72 @@ func (p *Plan) split(ctx context.Context, q catalog.Querier, splitRows int64, ti
 				p.Notes = append(p.Notes, Item{Object: tp.Source.FullName(), What: "table",
 					Detail: fmt.Sprintf("about %d rows: loaded on one session (%s)", tp.Source.RowCount, why)})
 			}
-			steps = append(steps, s)
 			continue
 		}
 		pgCol := tp.targetColumn(col.Name)
+		ranges := make([]KeyRange, len(parts))
 		for i := range parts {
-			steps = append(steps, Step{Phase: PhaseData, Object: fmt.Sprintf("%s#%d/%d", tp.Target(), i+1, len(parts)), Table: tp.Target(),
-				Range: &parts[i], PGWhere: pgRange(col, pgCol, parts[i])})
+			ranges[i] = KeyRange{Part: parts[i], PGWhere: pgRange(col, pgCol, parts[i])}
 		}
-		if tp.Restart != "" {
-			steps = append(steps, Step{Phase: PhaseKey, Object: tp.Target() + ".identity", Table: tp.Target(), lock: lockAccessExclusive, SQL: []string{tp.Restart}})
-			tp.Restart = ""
-		}
-		tp.Parts = len(parts)
+		p.useRanges(tp, ranges)
 		p.Notes = append(p.Notes, Item{Object: tp.Source.FullName(), What: "table",
 			Detail: fmt.Sprintf("about %d rows: loaded as %d ranges of %s (%s), each in its own transaction", tp.Source.RowCount, len(parts), col.Name, col.SQLType())})
 	}
-	// Keep the phase order: the identity steps join the keys.
-	var ordered []Step
-	for ph := PhaseSetup; ph <= PhaseView; ph++ {
-		for _, s := range steps {
-			if s.Phase == ph {
-				ordered = append(ordered, s)
-			}
+	return nil
+}
+
+// KeyRange is one key range of a split table: the T-SQL predicate with
+// its bounds, and the same rows as a PostgreSQL predicate. A run records
+// the ranges of every split table in its state table before it loads
+// any, and a resumed run loads the ranges recorded, not those the
+// source's keys would give now: a range is then never loaded twice, nor
+// a row in two ranges, whatever was inserted or deleted in between.
+type KeyRange struct {
+	Part    partition.Part `json:"part"`
+	PGWhere string         `json:"pg_where"`
+}
+
+// useRanges makes tp's data steps one per range (none: the whole table
+// in one step), in phase order. The identity of a split table is
+// restarted by a step of its own after the ranges (ALTER TABLE would
+// wait for the other ranges' locks).
+func (p *Plan) useRanges(tp *TablePlan, ranges []KeyRange) {
+	var steps []Step
+	for _, s := range p.Steps {
+		switch {
+		case s.Table == tp.Target() && s.Object == tp.Target()+".identity":
+			tp.Restart = s.SQL[0]
+		case s.Table != tp.Target() || s.Phase != PhaseData:
+			steps = append(steps, s)
 		}
 	}
-	p.Steps = ordered
-	return nil
+	if len(ranges) == 0 {
+		steps = append(steps, Step{Phase: PhaseData, Object: tp.Target(), Table: tp.Target()})
+	}
+	for i, kr := range ranges {
+		steps = append(steps, Step{Phase: PhaseData, Object: fmt.Sprintf("%s#%d/%d", tp.Target(), i+1, len(ranges)), Table: tp.Target(),
+			Range: &kr.Part, PGWhere: kr.PGWhere})
+	}
+	if tp.Restart != "" && len(ranges) > 0 {
+		steps = append(steps, Step{Phase: PhaseKey, Object: tp.Target() + ".identity", Table: tp.Target(), SQL: []string{tp.Restart}})
+		tp.Restart = ""
+	}
+	tp.Parts = len(ranges)
+	// Keep the phase order: the data steps join the data, the identity
+	// steps the keys.
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Phase < steps[j].Phase })
+	p.Steps = steps
+}
+
+// Ranges are the key ranges tp's data loads as (none: one piece).
+func (p *Plan) Ranges(tp *TablePlan) []KeyRange {
+	var out []KeyRange
+	for _, s := range p.Steps {
+		if s.Phase == PhaseData && s.Table == tp.Target() && s.Range != nil {
+			out = append(out, KeyRange{Part: *s.Range, PGWhere: s.PGWhere})
+		}
+	}
+	return out
 }
 
 // ranges plans the key ranges of tp with engine/partition, about one per

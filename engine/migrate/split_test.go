@@ -15,6 +15,7 @@ import (
 	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/sinks/postgres"
 )
 
 // Tables clustered on a datetime2(7) and on a uniqueidentifier key split
@@ -183,5 +184,20 @@ func TestWholeSecondBounds(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[10 11 12]" {
 		t.Errorf("upper bounds %v seconds, want [10 11 12]", got)
+	}
+}
+
+// maintenance_work_mem is a PostgreSQL size or "server", and only a size
+// sets it.
+func TestMaintenanceWorkMem(t *testing.T) {
+	for m, want := range map[string]string{"": "[]", "server": "[]", "1GB": "[SET maintenance_work_mem = '1GB']", "lots": "invalid", "1GB'; DROP": "invalid"} {
+		c := &Config{Target: postgres.ConnConfig{Connection: "postgres://u@127.0.0.1/x"}, MaintenanceWorkMem: m}
+		got := fmt.Sprint(c.buildSettings())
+		if err := c.Validate(); err != nil {
+			got = "invalid"
+		}
+		if got != want {
+			t.Errorf("maintenance_work_mem %q: %s, want %s", m, got, want)
+		}
 	}
 }
