@@ -41,10 +41,8 @@ func TestDescribeVersion(t *testing.T) {
 // --quiet prints nothing on success (the summary file is still written);
 // a failure is printed once, at the end, on stderr, whatever the mode.
 func TestQuietAndErrorsOnce(t *testing.T) {
-	srv := startServer(t, map[string]int64{"dbo.poc48": 50})
-	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
+	src := startSource(t, map[string]int64{"dbo.poc48": 50})
 	dir := t.TempDir()
-	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
 	sum := filepath.Join(dir, "sum.json")
 	code, out, errOut := runCLI(t, "-q", "export", "--source", src, "--password-env", "TEST_PW", "--table", "dbo.poc48", "--out", dir, "--summary-json", sum)
 	if code != 0 || out != "" || errOut != "" {

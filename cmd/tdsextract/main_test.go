@@ -46,6 +46,21 @@ func startServer(t *testing.T, rows map[string]int64) *tdsserver.Server {
 	return srv
 }
 
+// sourceURL is srv's connection URL for --source; the password goes by
+// --password-env or --password-file.
+func sourceURL(srv *tdsserver.Server) string {
+	return fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
+}
+
+// startSource starts a sample server with rows and returns its sourceURL,
+// with its password in TEST_PW (--password-env TEST_PW).
+func startSource(t *testing.T, rows map[string]int64) string {
+	t.Helper()
+	srv := startServer(t, rows)
+	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
+	return sourceURL(srv)
+}
+
 func writeFile(t *testing.T, dir, name, body string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
@@ -120,7 +135,7 @@ func TestBadConfigurations(t *testing.T) {
 	outDir := filepath.Join(dir, "out")
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	t.Setenv("TEST_BAD_PW", "wrong-password")
-	good := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
+	good := sourceURL(srv)
 	// A port nothing listens on.
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := ln.Addr().String()
@@ -179,10 +194,8 @@ extracts:
 }
 
 func TestExportAndInspect(t *testing.T) {
-	srv := startServer(t, map[string]int64{"dbo.poc48": 2500, "sales.orders": 300})
+	src := startSource(t, map[string]int64{"dbo.poc48": 2500, "sales.orders": 300})
 	dir := t.TempDir()
-	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
-	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
 	sum := filepath.Join(dir, "summary.json")
 	code, out, errOut := runCLI(t, "--log-level", "warn", "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "dbo.poc48", "--table", "sales.orders", "--to", "csv", "--out", dir, "--timeout", "1m",
@@ -269,10 +282,8 @@ func TestDemo(t *testing.T) {
 // spec; inspect of a job file shows the job's columns, overrides and
 // options: the mapping the run uses.
 func TestSetOptionsAndInspectJob(t *testing.T) {
-	srv := startServer(t, map[string]int64{"warehouse.movements": 40})
+	src := startSource(t, map[string]int64{"warehouse.movements": 40})
 	dir := t.TempDir()
-	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
-	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
 	code, out, errOut := runCLI(t, "--log-level", "warn", "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "warehouse.sites", "--to", "csv", "--out", dir, "--set", "csv.header=false", "--set", "csv.delimiter=;")
 	if code != 0 {

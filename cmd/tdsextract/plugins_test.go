@@ -3,14 +3,11 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 )
 
 // The jsonl example plugin, built into a plugins directory, is a sink
@@ -31,9 +28,7 @@ func TestPluginSinksOnTheCommandLine(t *testing.T) {
 		t.Fatalf("sinks plugin:jsonl: %d\n%s\n%s", code, out, errOut)
 	}
 
-	srv := startServer(t, map[string]int64{"sales.orders": 300})
-	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
-	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
+	src := startSource(t, map[string]int64{"sales.orders": 300})
 	dir := t.TempDir()
 	code, out, errOut = runCLI(t, "--log-level", "warn", "--plugins-dir", plugdir, "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "sales.orders", "--to", "plugin:jsonl,csv", "--out", dir, "--set", "plugin:jsonl.batch_rows=64")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -22,9 +21,7 @@ import (
 // password never printed.
 func TestExportToPostgres(t *testing.T) {
 	pg := pgtest.Start(t)
-	srv := startServer(t, map[string]int64{"dbo.poc48": 1500, "sales.orders": 200})
-	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
-	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
+	src := startSource(t, map[string]int64{"dbo.poc48": 1500, "sales.orders": 200})
 	code, out, errOut := runCLI(t, "--log-level", "warn", "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "dbo.poc48", "--table", "sales.orders", "--to", "postgres", "--target", pg, "--verify", "count")
 	if code != 0 {
@@ -85,7 +82,7 @@ func TestPostgresConfigRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	job.Source.Connection = secret.Secret(fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr()))
+	job.Source.Connection = secret.Secret(sourceURL(srv))
 	job.SummaryFile = filepath.Join(dir, "summary.json")
 	t.Setenv("TDSEXTRACT_SAMPLE_PASSWORD", tdsserver.DefaultPassword)
 	t.Setenv("PGPASSWORD_WAREHOUSE", "unused: the test server trusts local logins")
