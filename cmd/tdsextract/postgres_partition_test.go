@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/tdsextract/tdsextract/internal/pgcheck"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 )
@@ -42,11 +41,7 @@ extracts:
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgcheck.Connect(t, pg)
 	if _, err := conn.Exec(ctx, "CREATE TABLE public.poc48 (old int); INSERT INTO public.poc48 VALUES (1), (2)"); err != nil {
 		t.Fatal(err)
 	}

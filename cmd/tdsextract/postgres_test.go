@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/tdsextract/tdsextract/internal/pgcheck"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 	"github.com/tdsextract/tdsextract/internal/secret"
@@ -27,18 +26,7 @@ func TestExportToPostgres(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("export: code %d\n%s\n%s", code, out, errOut)
 	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for table, want := range map[string]int64{"public.poc48": 1500, "public.orders": 200} {
-		var n int64
-		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil || n != want {
-			t.Errorf("%s: %d rows, %v (want %d)", table, n, err, want)
-		}
-	}
+	pgcheck.Counts(t, pgcheck.Connect(t, pg), map[string]int64{"public.poc48": 1500, "public.orders": 200})
 	if !strings.Contains(out, "-> postgres: 1500 rows") {
 		t.Errorf("summary:\n%s", out)
 	}
@@ -107,17 +95,8 @@ func TestPostgresConfigRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for table, want := range map[string]int64{"sales.customers": 300, "sales.orders": 400, "staging.all_types": 40} {
-		var n int64
-		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil || n != want {
-			t.Errorf("%s: %d rows, %v (want %d)", table, n, err, want)
-		}
-	}
+	conn := pgcheck.Connect(t, pg)
+	pgcheck.Counts(t, conn, map[string]int64{"sales.customers": 300, "sales.orders": 400, "staging.all_types": 40})
 	var dto string
 	var amount *string
 	if err := conn.QueryRow(ctx, "SELECT dto_as_text, amount::text FROM staging.all_types WHERE id = 2").Scan(&dto, &amount); err != nil || !strings.HasSuffix(dto, "+14:00") {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/internal/pgcheck"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/sinks"
@@ -22,11 +23,7 @@ import (
 func TestCSVPostgresRoundTrip(t *testing.T) {
 	url := pgtest.Start(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgcheck.Connect(t, url)
 
 	g, _ := decode.GUIDFromString("6F9619FF-8B86-D011-B42D-00C04FC964FF")
 	day := decode.DateFromCivil(2024, 2, 29)
