@@ -14,7 +14,7 @@ import (
 	"github.com/tdsextract/tdsextract/internal/pgcheck"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
-	"github.com/tdsextract/tdsextract/sinks"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // TestCSVPostgresRoundTrip writes the postgres dialect for a table of
@@ -171,9 +171,8 @@ func TestCSVPostgresRoundTrip(t *testing.T) {
 		t.Run(tb.FullName(), func(t *testing.T) {
 			golden := goldenRecords(t, tb.FullName(), "postgres")
 			dir := t.TempDir()
-			s, _ := New(Config{Path: dir, Dialect: "postgres"})
-			_ = s.Open(ctx, sinks.ExtractInfo{Name: tb.Name})
-			streamTable(t, tb, s, rows, true)
+			s := openSink(t, Config{Path: dir, Dialect: "postgres"}, tb.Name, nil)
+			sinktest.StreamTable(t, tb, s, rows, true)
 			st, err := s.Publish(ctx)
 			if err != nil {
 				t.Fatal(err)
