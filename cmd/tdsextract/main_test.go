@@ -38,7 +38,18 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 
 func startServer(t *testing.T, rows map[string]int64) *tdsserver.Server {
 	t.Helper()
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows})})
+	return startSampleServer(t, tdsserver.Config{DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows})})
+}
+
+// startSampleServer starts the sample TDS server with cfg, on a free
+// loopback port unless cfg.Addr says otherwise, and closes it when the
+// test ends.
+func startSampleServer(t *testing.T, cfg tdsserver.Config) *tdsserver.Server {
+	t.Helper()
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	srv, err := tdsserver.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

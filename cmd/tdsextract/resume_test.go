@@ -107,16 +107,11 @@ func csvRows(t *testing.T, m engine.Manifest) []string {
 // run's, checksum of every value included.
 func TestKilledPartitionedRunResumes(t *testing.T) {
 	const rows = 20000
-	srv, err := tdsserver.Start(tdsserver.Config{
-		Addr: "127.0.0.1:0",
-		DB:   sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"dbo.poc48": rows}}),
+	srv := startSampleServer(t, tdsserver.Config{
+		DB: sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"dbo.poc48": rows}}),
 		// Slow enough to be killed in the middle.
 		Faults: tdsserver.Faults{TrickleBytesPerSec: 4 << 20, Table: "poc48"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	dir := t.TempDir()
 	job := partitionedJob(t, srv.Addr(), dir, "killed")
@@ -201,12 +196,7 @@ func TestSoakKilledPartitionedRunResumes(t *testing.T) {
 	if err != nil || rows < 1000 {
 		t.Fatalf("SOAK_KILL_ROWS=%q: a whole number of at least 1000", env)
 	}
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0",
-		DB: sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"dbo.odbc5": rows}})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startSampleServer(t, tdsserver.Config{DB: sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"dbo.odbc5": rows}})})
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	const parts, columns = 8, "[id, big, score]"
 	dir := t.TempDir()

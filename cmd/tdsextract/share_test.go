@@ -15,12 +15,7 @@ import (
 // the index from the flag or from the scheduler's environment), then
 // commit writes the manifest, which matches a single-process run.
 func TestSharesThenCommit(t *testing.T) {
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0",
-		DB: sampledb.New(sampledb.Config{Seed: 4, Rows: map[string]int64{"dbo.poc48": 3000}})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startSampleServer(t, tdsserver.Config{DB: sampledb.New(sampledb.Config{Seed: 4, Rows: map[string]int64{"dbo.poc48": 3000}})})
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	for _, k := range append(append([]string{}, schedulerIndexEnv...), runIDEnv...) {
 		t.Setenv(k, "")

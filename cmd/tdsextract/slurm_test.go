@@ -128,12 +128,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSu
 		}
 	}
 
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0",
-		DB: sampledb.New(sampledb.Config{Seed: 6, Rows: map[string]int64{"dbo.poc48": 4000}})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startSampleServer(t, tdsserver.Config{DB: sampledb.New(sampledb.Config{Seed: 6, Rows: map[string]int64{"dbo.poc48": 4000}})})
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	work := filepath.Join(dir, "work")
 	job := partitionedJob(t, srv.Addr(), mkdir(t, work), "slurm")
