@@ -30,6 +30,14 @@ func TestHelperCLI(t *testing.T) {
 	os.Exit(runMain(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 }
 
+// helperCLI is a command, not started, that runs the CLI with args in a
+// child process (TestHelperCLI).
+func helperCLI(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCLI$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TDSEXTRACT_ARGS="+strings.Join(args, "\x1f"))
+	return cmd
+}
+
 // An export killed with SIGKILL leaves its hidden temporary file; the next
 // run of the same output removes it and publishes a complete file, and
 // nothing else is left.
@@ -127,8 +135,7 @@ func startStalledExport(t *testing.T, dir string, stderr io.Writer) (*tdsserver.
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	args := []string{"--log-level", "warn", "export", "--source", sourceURL(srv),
 		"--password-env", "TEST_PW", "--table", "dbo.poc48", "--to", "csv", "--out", dir}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCLI$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "TDSEXTRACT_ARGS="+strings.Join(args, "\x1f"))
+	cmd := helperCLI(args...)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

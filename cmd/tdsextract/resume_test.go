@@ -62,8 +62,7 @@ extracts:
 // killed at the end of the test if it is still running.
 func startCLI(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCLI$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "TDSEXTRACT_ARGS="+strings.Join(args, "\x1f"))
+	cmd := helperCLI(args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
