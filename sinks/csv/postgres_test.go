@@ -15,6 +15,7 @@ import (
 	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 // TestCSVPostgresRoundTrip writes the postgres dialect for a table of
@@ -171,12 +172,7 @@ func TestCSVPostgresRoundTrip(t *testing.T) {
 		t.Run(tb.FullName(), func(t *testing.T) {
 			golden := goldenRecords(t, tb.FullName(), "postgres")
 			dir := t.TempDir()
-			s := openSink(t, Config{Path: dir, Dialect: "postgres"}, tb.Name, nil)
-			sinktest.StreamTable(t, tb, s, rows, true)
-			st, err := s.Publish(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := sinktest.ExportTable(t, newSink(t, Config{Path: dir, Dialect: "postgres"}), sinks.ExtractInfo{Name: tb.Name}, tb, rows, true)
 			name := pgx.Identifier{"s_" + tb.Schema + "_" + tb.Name}.Sanitize()
 			var defs, sel []string
 			for _, c := range tb.Columns {

@@ -2,7 +2,6 @@ package csv
 
 import (
 	"bytes"
-	"context"
 	stdcsv "encoding/csv"
 	"flag"
 	"os"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
+	"github.com/tdsextract/tdsextract/sinks"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden CSV files under testdata/sampledb from the sink's output")
@@ -56,12 +56,7 @@ func TestCSVSampleDBGolden(t *testing.T) {
 		for _, dialect := range []string{"rfc4180", "postgres"} {
 			t.Run(tb.FullName()+"/"+dialect, func(t *testing.T) {
 				dir := t.TempDir()
-				s := openSink(t, Config{Path: dir, Dialect: dialect}, tb.Name, nil)
-				sinktest.StreamTable(t, tb, s, rows, dialect == "postgres")
-				st, err := s.Publish(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
+				st := sinktest.ExportTable(t, newSink(t, Config{Path: dir, Dialect: dialect}), sinks.ExtractInfo{Name: tb.Name}, tb, rows, dialect == "postgres")
 				if st.Rows != rows || len(st.Files) != 1 {
 					t.Fatalf("stats %+v for %d rows", st, rows)
 				}

@@ -68,14 +68,21 @@ func writeTable(t *testing.T, cfg Config, cols []decode.Column, rows [][]cell, p
 	return s, st
 }
 
-// openSink is a new sink with cfg, opened for extract name (its row count
-// unknown) and, when cols is not nil, given that result set.
-func openSink(t testing.TB, cfg Config, name string, cols []decode.Column) *Sink {
+// newSink is a new sink with cfg.
+func newSink(t testing.TB, cfg Config) *Sink {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// openSink is a new sink with cfg, opened for extract name (its row count
+// unknown) and, when cols is not nil, given that result set.
+func openSink(t testing.TB, cfg Config, name string, cols []decode.Column) *Sink {
+	t.Helper()
+	s := newSink(t, cfg)
 	if err := s.Open(context.Background(), sinks.ExtractInfo{Name: name, EstimatedRows: -1}); err != nil {
 		t.Fatal(err)
 	}
