@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // The version comes from -ldflags (make build) or, without them, from the
@@ -48,8 +49,8 @@ func TestQuietAndErrorsOnce(t *testing.T) {
 	if code != 0 || out != "" || errOut != "" {
 		t.Errorf("-q success: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if len(dirEntries(t, dir)) != 2 {
-		t.Errorf("-q wrote %v", dirEntries(t, dir))
+	if len(sinktest.Files(dir)) != 2 {
+		t.Errorf("-q wrote %v", sinktest.Files(dir))
 	}
 	for _, args := range [][]string{
 		{"-q"}, {}, {"--log-format", "json"},

@@ -14,6 +14,7 @@ import (
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // runCLI runs the CLI in-process and returns its exit code, stdout and stderr.
@@ -79,18 +80,6 @@ func writeFile(t *testing.T, dir, name, body string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func dirEntries(t *testing.T, dir string) []string {
-	t.Helper()
-	var names []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			names = append(names, p)
-		}
-		return nil
-	})
-	return names
 }
 
 func TestVersion(t *testing.T) {
@@ -197,7 +186,7 @@ extracts:
 			if strings.Contains(errOut+out, "wrong-password") || strings.Contains(errOut+out, tdsserver.DefaultPassword) {
 				t.Errorf("a secret was printed:\n%s%s", out, errOut)
 			}
-			if files := dirEntries(t, outDir); len(files) > 0 {
+			if files := sinktest.Files(outDir); len(files) > 0 {
 				t.Errorf("files written on failure: %v", files)
 			}
 		})
@@ -216,7 +205,7 @@ func TestExportAndInspect(t *testing.T) {
 	}
 	f, err := os.Open(filepath.Join(dir, "poc48.csv"))
 	if err != nil {
-		t.Fatalf("poc48.csv: %v (files: %v)", err, dirEntries(t, dir))
+		t.Fatalf("poc48.csv: %v (files: %v)", err, sinktest.Files(dir))
 	}
 	recs, err := csv.NewReader(f).ReadAll()
 	f.Close()
@@ -281,7 +270,7 @@ func TestDemo(t *testing.T) {
 	}
 	for _, want := range []string{"csv/poc48.csv", "parquet/poc48.parquet", "csv/type_matrix.csv", "summary.json"} {
 		if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
-			t.Errorf("demo did not write %s: %v (have %v)", want, err, dirEntries(t, dir))
+			t.Errorf("demo did not write %s: %v (have %v)", want, err, sinktest.Files(dir))
 		}
 	}
 	if !strings.Contains(out, "ok in") {
@@ -302,7 +291,7 @@ func TestSetOptionsAndInspectJob(t *testing.T) {
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "warehouse.sites.csv"))
 	if err != nil {
-		t.Fatalf("%v (files %v)", err, dirEntries(t, dir))
+		t.Fatalf("%v (files %v)", err, sinktest.Files(dir))
 	}
 	first, _, _ := strings.Cut(string(b), "\n")
 	if strings.HasPrefix(first, "site_id") || !strings.HasPrefix(first, "100;") {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // The jsonl example plugin, built into a plugins directory, is a sink
@@ -37,7 +39,7 @@ func TestPluginSinksOnTheCommandLine(t *testing.T) {
 	}
 	f, err := os.Open(filepath.Join(dir, "sales.orders.jsonl"))
 	if err != nil {
-		t.Fatalf("orders.jsonl: %v (files %v)", err, dirEntries(t, dir))
+		t.Fatalf("orders.jsonl: %v (files %v)", err, sinktest.Files(dir))
 	}
 	defer f.Close()
 	sc, n := bufio.NewScanner(f), 0
