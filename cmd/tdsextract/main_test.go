@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -215,11 +214,7 @@ func TestExportAndInspect(t *testing.T) {
 	if len(recs) != 2501 || len(recs[0]) != 48 {
 		t.Fatalf("poc48.csv: %d records of %d fields, want 2501 of 48", len(recs), len(recs[0]))
 	}
-	var s engine.Summary
-	b, err := os.ReadFile(sum)
-	if err != nil || json.Unmarshal(b, &s) != nil {
-		t.Fatalf("summary json: %v", err)
-	}
+	s := readJSON[engine.Summary](t, sum)
 	if !s.OK || len(s.Extracts) != 2 || s.Extracts[0].Rows != 2500 || s.Extracts[1].Rows != 300 || s.Extracts[0].Verified != "count" {
 		t.Fatalf("summary: %+v", s)
 	}
