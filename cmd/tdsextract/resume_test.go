@@ -81,6 +81,12 @@ func waitFor(t *testing.T, what string, within time.Duration, ok func() bool) {
 	t.Fatalf("timed out waiting for %s", what)
 }
 
+// readManifest reads a run's manifest.json.
+func readManifest(t *testing.T, path string) engine.Manifest {
+	t.Helper()
+	return readJSON[engine.Manifest](t, path)
+}
+
 // readJSON decodes the JSON file at path (a summary, a manifest), failing
 // the test when the file is missing or does not decode into a T.
 func readJSON[T any](t *testing.T, path string) T {
@@ -153,7 +159,7 @@ func TestKilledPartitionedRunResumes(t *testing.T) {
 	if n := srv.Stats().RowsSent - sent; n >= rows {
 		t.Errorf("the resumed run read %d rows again, the table has %d", n, rows)
 	}
-	resumed := readJSON[engine.Manifest](t, filepath.Join(dir, "out", "manifest.json"))
+	resumed := readManifest(t, filepath.Join(dir, "out", "manifest.json"))
 	if left, _ := filepath.Glob(filepath.Join(dir, "out", ".*")); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
 	}
@@ -164,7 +170,7 @@ func TestKilledPartitionedRunResumes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("uninterrupted run: exit %d\n%s%s", code, out, errOut)
 	}
-	whole := readJSON[engine.Manifest](t, filepath.Join(dir2, "out", "manifest.json"))
+	whole := readManifest(t, filepath.Join(dir2, "out", "manifest.json"))
 	if resumed.Extracts[0].Checksum != whole.Extracts[0].Checksum || resumed.Extracts[0].Rows != rows || whole.Extracts[0].Rows != rows {
 		t.Errorf("resumed %+v\nuninterrupted %+v", resumed.Extracts[0], whole.Extracts[0])
 	}
@@ -242,7 +248,7 @@ func TestSoakKilledPartitionedRunResumes(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(out, ".*")); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
 	}
-	resumed := readJSON[engine.Manifest](t, filepath.Join(out, "manifest.json"))
+	resumed := readManifest(t, filepath.Join(out, "manifest.json"))
 
 	dir2 := t.TempDir()
 	start = time.Now()
@@ -250,7 +256,7 @@ func TestSoakKilledPartitionedRunResumes(t *testing.T) {
 		t.Fatalf("uninterrupted run: exit %d\n%s%s", code, o, e)
 	}
 	wholeIn := time.Since(start)
-	whole := readJSON[engine.Manifest](t, filepath.Join(dir2, "out", "manifest.json"))
+	whole := readManifest(t, filepath.Join(dir2, "out", "manifest.json"))
 
 	if r, w := resumed.Extracts[0], whole.Extracts[0]; r.Rows != rows || w.Rows != rows || r.Checksum != w.Checksum {
 		t.Errorf("resumed %d rows %s, uninterrupted %d rows %s, the table %d rows", r.Rows, r.Checksum, w.Rows, w.Checksum, rows)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 )
@@ -64,7 +63,7 @@ func TestSharesThenCommit(t *testing.T) {
 	if code, out, errOut := runCLI(t, "commit", job); code != 0 || !strings.Contains(out, manifest) {
 		t.Fatalf("commit: exit %d\n%s%s", code, out, errOut)
 	}
-	shared := readJSON[engine.Manifest](t, manifest)
+	shared := readManifest(t, manifest)
 	if _, err := os.Stat(filepath.Join(dir, "state", "r1", "plan.json")); err != nil {
 		t.Errorf("the run's state is not in its run id's directory: %v", err)
 	}
@@ -75,7 +74,7 @@ func TestSharesThenCommit(t *testing.T) {
 	if code, out, errOut := runCLI(t, "--quiet", "run", partitionedJob(t, srv.Addr(), dir2, "shares")); code != 0 {
 		t.Fatalf("single run: exit %d\n%s%s", code, out, errOut)
 	}
-	single := readJSON[engine.Manifest](t, filepath.Join(dir2, "out", "manifest.json"))
+	single := readManifest(t, filepath.Join(dir2, "out", "manifest.json"))
 	if shared.Extracts[0].Checksum != single.Extracts[0].Checksum || shared.Extracts[0].Rows != 3000 || len(shared.Units) != 8 {
 		t.Errorf("shared %+v, single %+v", shared.Extracts[0], single.Extracts[0])
 	}

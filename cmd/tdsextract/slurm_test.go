@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 )
@@ -152,7 +151,7 @@ exec %q -test.run='^TestHelperCLI$' -test.count=1
 		t.Fatalf("sbatch: %v\n%s\n%s", err, out, strings.Join(logs, "\n"))
 	}
 	jobID := strings.TrimSpace(strings.Split(string(out), "\n")[0])
-	shared := readJSON[engine.Manifest](t, filepath.Join(work, "out", "manifest.json"))
+	shared := readManifest(t, filepath.Join(work, "out", "manifest.json"))
 	if shared.Run == "" || len(shared.Units) != 8 {
 		t.Fatalf("manifest %+v", shared)
 	}
@@ -167,7 +166,7 @@ exec %q -test.run='^TestHelperCLI$' -test.count=1
 	if code, out, errOut := runCLI(t, "--quiet", "run", partitionedJob(t, srv.Addr(), mkdir(t, single), "slurm")); code != 0 {
 		t.Fatalf("single run: exit %d\n%s%s", code, out, errOut)
 	}
-	one := readJSON[engine.Manifest](t, filepath.Join(single, "out", "manifest.json"))
+	one := readManifest(t, filepath.Join(single, "out", "manifest.json"))
 	if shared.Extracts[0].Checksum != one.Extracts[0].Checksum || shared.Extracts[0].Rows != 4000 {
 		t.Errorf("Slurm array %+v, single process %+v", shared.Extracts[0], one.Extracts[0])
 	}
