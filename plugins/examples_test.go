@@ -3,7 +3,6 @@ package plugins
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -30,16 +29,7 @@ func runPlugin(t *testing.T, f sinks.Factory, options map[string]any, tb *sample
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	if err := s.Open(ctx, sinks.ExtractInfo{Name: tb.Name, Schema: tb.Schema, Table: tb.Name, EstimatedRows: tb.Rows}); err != nil {
-		t.Fatal(err)
-	}
-	sinktest.StreamTable(t, tb, s, tb.Rows, false)
-	st, err := s.Publish(ctx)
-	if err != nil {
-		_ = s.Abort(ctx)
-		t.Fatal(err)
-	}
+	st := sinktest.ExportTable(t, s, sinks.ExtractInfo{Name: tb.Name, Schema: tb.Schema, Table: tb.Name, EstimatedRows: tb.Rows}, tb, tb.Rows, false)
 	if st.Rows != tb.Rows || len(st.Files) != 1 {
 		t.Fatalf("stats %+v, want %d rows in one file", st, tb.Rows)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 	"github.com/tdsextract/tdsextract/internal/secret"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 	"github.com/tdsextract/tdsextract/sinks"
 	"github.com/tdsextract/tdsextract/sinks/csv"
 )
@@ -51,23 +52,11 @@ func runJob(t *testing.T, ctx context.Context, h *Host, conn string, sinkCfgs ..
 // Abort), but nothing may ever appear under a final name.
 func published(t *testing.T, dir string) []string {
 	var out []string
-	for _, f := range files(t, dir) {
+	for _, f := range sinktest.Files(dir) {
 		if b := filepath.Base(f); !(strings.HasPrefix(b, ".") && strings.HasSuffix(b, ".tmp")) {
 			out = append(out, f)
 		}
 	}
-	return out
-}
-
-func files(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			out = append(out, p)
-		}
-		return nil
-	})
 	return out
 }
 
@@ -121,7 +110,7 @@ func TestPluginFailuresPublishNothing(t *testing.T) {
 			if left := published(t, dir); len(left) > 0 {
 				t.Errorf("a failed extract published files: %v", left)
 			}
-			if left := files(t, dir); len(left) > 0 && tc.fail == "error" {
+			if left := sinktest.Files(dir); len(left) > 0 && tc.fail == "error" {
 				t.Errorf("a plugin that failed with an error left files after Abort: %v", left)
 			}
 			if !strings.Contains(lb.String(), "plugin=testplugin") || !strings.Contains(lb.String(), "testplugin: failing ("+tc.fail+") at "+tc.at) {
@@ -149,7 +138,7 @@ func TestPluginPublishFailureBeforeOthers(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "testplugin: error at publish as asked") {
 		t.Fatalf("error: %v", err)
 	}
-	if left := files(t, dir); len(left) > 0 {
+	if left := sinktest.Files(dir); len(left) > 0 {
 		t.Errorf("a failed extract left files: %v", left)
 	}
 }

@@ -32,6 +32,24 @@ const (
 type ipcNode struct{ length, nulls int64 }
 type ipcBuffer struct{ offset, length int64 }
 
+// fields are a struct's two longs in the order the schema declares them.
+func (n ipcNode) fields() (int64, int64)   { return n.length, n.nulls }
+func (b ipcBuffer) fields() (int64, int64) { return b.offset, b.length }
+
+// longPairVector adds a vector of structs of two longs (FieldNode, Buffer)
+// to b: like every flatbuffer vector of structs, built back to front (and
+// each struct last field first) before the table that refers to it.
+func longPairVector[T interface{ fields() (int64, int64) }](b *flatbuffers.Builder, v []T) flatbuffers.UOffsetT {
+	b.StartVector(16, len(v), 8)
+	for i := len(v) - 1; i >= 0; i-- {
+		first, second := v[i].fields()
+		b.Prep(8, 16)
+		b.PrependInt64(second)
+		b.PrependInt64(first)
+	}
+	return b.EndVector(len(v))
+}
+
 // metaBuilder builds RecordBatch metadata, reusing its builder and slices.
 type metaBuilder struct {
 	b       *flatbuffers.Builder
@@ -56,21 +74,8 @@ func (m *metaBuilder) encode(hdr []byte, rows, bodyLen int64) error {
 	}
 	b := m.b
 	b.Reset()
-	// Vectors of structs are built back to front before their table.
-	b.StartVector(16, len(m.buffers), 8)
-	for i := len(m.buffers) - 1; i >= 0; i-- {
-		b.Prep(8, 16)
-		b.PrependInt64(m.buffers[i].length)
-		b.PrependInt64(m.buffers[i].offset)
-	}
-	bufs := b.EndVector(len(m.buffers))
-	b.StartVector(16, len(m.nodes), 8)
-	for i := len(m.nodes) - 1; i >= 0; i-- {
-		b.Prep(8, 16)
-		b.PrependInt64(m.nodes[i].nulls)
-		b.PrependInt64(m.nodes[i].length)
-	}
-	nodes := b.EndVector(len(m.nodes))
+	bufs := longPairVector(b, m.buffers)
+	nodes := longPairVector(b, m.nodes)
 	// RecordBatch { length: long; nodes: [FieldNode]; buffers: [Buffer];
 	// compression; variadicBufferCounts }
 	b.StartObject(5)

@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ type OutputFile struct {
 	*os.File
 	// Final is the path the file gets on Publish.
 	Final  string
+	buf    *bufio.Writer
 	closed bool
 }
 
@@ -50,13 +52,30 @@ func CreateOutput(final string) (*OutputFile, error) {
 	return &OutputFile{File: f, Final: final}, nil
 }
 
-// Sync flushes the file to disk and closes it: call it from Prepare, so
-// a full disk fails the extract before any of its sinks publishes.
+// Buffered is a 1 MiB buffer in front of the file, for a plugin that
+// writes in small pieces (a row, a message); Sync flushes it first. Write
+// either through it or to the file, not both.
+func (o *OutputFile) Buffered() *bufio.Writer {
+	if o.buf == nil {
+		o.buf = bufio.NewWriterSize(o.File, 1<<20)
+	}
+	return o.buf
+}
+
+// Sync flushes the Buffered writer and the file to disk and closes it:
+// call it from Prepare, so a full disk fails the extract before any of its
+// sinks publishes.
 func (o *OutputFile) Sync() error {
 	if o.closed {
 		return nil
 	}
 	o.closed = true
+	if o.buf != nil {
+		if err := o.buf.Flush(); err != nil {
+			_ = o.File.Close()
+			return err
+		}
+	}
 	if err := o.File.Sync(); err != nil {
 		_ = o.File.Close()
 		return err

@@ -318,15 +318,7 @@ func TestInProcessSampleDB(t *testing.T) {
 				if cfg.name == "bytes" {
 					s.(*hostSink).slack = 0.25
 				}
-				ctx := context.Background()
-				if err := s.Open(ctx, sinks.ExtractInfo{Name: tb.Name, Schema: tb.Schema, Table: tb.Name}); err != nil {
-					t.Fatal(err)
-				}
-				sinktest.StreamTable(t, tb, s, tb.Rows, false)
-				st, err := s.Publish(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+				st := sinktest.ExportTable(t, s, sinks.ExtractInfo{Name: tb.Name, Schema: tb.Schema, Table: tb.Name}, tb, tb.Rows, false)
 				if st.Rows != tb.Rows || !col.publish || col.opts["tag"] != "x" {
 					t.Fatalf("stats %+v, published %v, options %v", st, col.publish, col.opts)
 				}

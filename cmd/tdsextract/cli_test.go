@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // The version comes from -ldflags (make build) or, without them, from the
@@ -41,17 +42,15 @@ func TestDescribeVersion(t *testing.T) {
 // --quiet prints nothing on success (the summary file is still written);
 // a failure is printed once, at the end, on stderr, whatever the mode.
 func TestQuietAndErrorsOnce(t *testing.T) {
-	srv := startServer(t, map[string]int64{"dbo.poc48": 50})
-	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
+	src := startSource(t, map[string]int64{"dbo.poc48": 50})
 	dir := t.TempDir()
-	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
 	sum := filepath.Join(dir, "sum.json")
 	code, out, errOut := runCLI(t, "-q", "export", "--source", src, "--password-env", "TEST_PW", "--table", "dbo.poc48", "--out", dir, "--summary-json", sum)
 	if code != 0 || out != "" || errOut != "" {
 		t.Errorf("-q success: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if len(dirEntries(t, dir)) != 2 {
-		t.Errorf("-q wrote %v", dirEntries(t, dir))
+	if len(sinktest.Files(dir)) != 2 {
+		t.Errorf("-q wrote %v", sinktest.Files(dir))
 	}
 	for _, args := range [][]string{
 		{"-q"}, {}, {"--log-format", "json"},

@@ -19,11 +19,7 @@ import (
 func eventsJob(t *testing.T, name, job, extract string) (*tdsserver.Server, string, string) {
 	t.Helper()
 	db := sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{"dbo.events": 50}})
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := startSampleServer(t, tdsserver.Config{DB: db})
 	dir := t.TempDir()
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	if extract != "" {

@@ -30,6 +30,14 @@ func TestHelperCLI(t *testing.T) {
 	os.Exit(runMain(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 }
 
+// helperCLI is a command, not started, that runs the CLI with args in a
+// child process (TestHelperCLI).
+func helperCLI(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCLI$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TDSEXTRACT_ARGS="+strings.Join(args, "\x1f"))
+	return cmd
+}
+
 // An export killed with SIGKILL leaves its hidden temporary file; the next
 // run of the same output removes it and publishes a complete file, and
 // nothing else is left.
@@ -119,21 +127,15 @@ extracts:
 // server, the process and the export's arguments.
 func startStalledExport(t *testing.T, dir string, stderr io.Writer) (*tdsserver.Server, *exec.Cmd, []string) {
 	t.Helper()
-	srv, err := tdsserver.Start(tdsserver.Config{
-		Addr: "127.0.0.1:0",
-		DB:   sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{"dbo.poc48": 3000}}),
+	srv := startSampleServer(t, tdsserver.Config{
+		DB: sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{"dbo.poc48": 3000}}),
 		// The run stalls mid-table: killed or interrupted while it writes.
 		Faults: tdsserver.Faults{StallAfterRows: 1500, Stall: time.Minute, Table: "poc48"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
-	args := []string{"--log-level", "warn", "export", "--source", "sqlserver://sa@" + srv.Addr() + "?database=sample&encrypt=disable",
+	args := []string{"--log-level", "warn", "export", "--source", sourceURL(srv),
 		"--password-env", "TEST_PW", "--table", "dbo.poc48", "--to", "csv", "--out", dir}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCLI$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "TDSEXTRACT_ARGS="+strings.Join(args, "\x1f"))
+	cmd := helperCLI(args...)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

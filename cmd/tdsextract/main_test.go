@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // runCLI runs the CLI in-process and returns its exit code, stdout and stderr.
@@ -38,12 +38,38 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 
 func startServer(t *testing.T, rows map[string]int64) *tdsserver.Server {
 	t.Helper()
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows})})
+	return startSampleServer(t, tdsserver.Config{DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows})})
+}
+
+// startSampleServer starts the sample TDS server with cfg, on a free
+// loopback port unless cfg.Addr says otherwise, and closes it when the
+// test ends.
+func startSampleServer(t *testing.T, cfg tdsserver.Config) *tdsserver.Server {
+	t.Helper()
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	srv, err := tdsserver.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
 	return srv
+}
+
+// sourceURL is srv's connection URL for --source; the password goes by
+// --password-env or --password-file.
+func sourceURL(srv *tdsserver.Server) string {
+	return fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
+}
+
+// startSource starts a sample server with rows and returns its sourceURL,
+// with its password in TEST_PW (--password-env TEST_PW).
+func startSource(t *testing.T, rows map[string]int64) string {
+	t.Helper()
+	srv := startServer(t, rows)
+	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
+	return sourceURL(srv)
 }
 
 func writeFile(t *testing.T, dir, name, body string) string {
@@ -53,18 +79,6 @@ func writeFile(t *testing.T, dir, name, body string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func dirEntries(t *testing.T, dir string) []string {
-	t.Helper()
-	var names []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			names = append(names, p)
-		}
-		return nil
-	})
-	return names
 }
 
 func TestVersion(t *testing.T) {
@@ -120,7 +134,7 @@ func TestBadConfigurations(t *testing.T) {
 	outDir := filepath.Join(dir, "out")
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	t.Setenv("TEST_BAD_PW", "wrong-password")
-	good := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
+	good := sourceURL(srv)
 	// A port nothing listens on.
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := ln.Addr().String()
@@ -171,7 +185,7 @@ extracts:
 			if strings.Contains(errOut+out, "wrong-password") || strings.Contains(errOut+out, tdsserver.DefaultPassword) {
 				t.Errorf("a secret was printed:\n%s%s", out, errOut)
 			}
-			if files := dirEntries(t, outDir); len(files) > 0 {
+			if files := sinktest.Files(outDir); len(files) > 0 {
 				t.Errorf("files written on failure: %v", files)
 			}
 		})
@@ -179,10 +193,8 @@ extracts:
 }
 
 func TestExportAndInspect(t *testing.T) {
-	srv := startServer(t, map[string]int64{"dbo.poc48": 2500, "sales.orders": 300})
+	src := startSource(t, map[string]int64{"dbo.poc48": 2500, "sales.orders": 300})
 	dir := t.TempDir()
-	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
-	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
 	sum := filepath.Join(dir, "summary.json")
 	code, out, errOut := runCLI(t, "--log-level", "warn", "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "dbo.poc48", "--table", "sales.orders", "--to", "csv", "--out", dir, "--timeout", "1m",
@@ -192,7 +204,7 @@ func TestExportAndInspect(t *testing.T) {
 	}
 	f, err := os.Open(filepath.Join(dir, "poc48.csv"))
 	if err != nil {
-		t.Fatalf("poc48.csv: %v (files: %v)", err, dirEntries(t, dir))
+		t.Fatalf("poc48.csv: %v (files: %v)", err, sinktest.Files(dir))
 	}
 	recs, err := csv.NewReader(f).ReadAll()
 	f.Close()
@@ -202,11 +214,7 @@ func TestExportAndInspect(t *testing.T) {
 	if len(recs) != 2501 || len(recs[0]) != 48 {
 		t.Fatalf("poc48.csv: %d records of %d fields, want 2501 of 48", len(recs), len(recs[0]))
 	}
-	var s engine.Summary
-	b, err := os.ReadFile(sum)
-	if err != nil || json.Unmarshal(b, &s) != nil {
-		t.Fatalf("summary json: %v", err)
-	}
+	s := readJSON[engine.Summary](t, sum)
 	if !s.OK || len(s.Extracts) != 2 || s.Extracts[0].Rows != 2500 || s.Extracts[1].Rows != 300 || s.Extracts[0].Verified != "count" {
 		t.Fatalf("summary: %+v", s)
 	}
@@ -257,7 +265,7 @@ func TestDemo(t *testing.T) {
 	}
 	for _, want := range []string{"csv/poc48.csv", "parquet/poc48.parquet", "csv/type_matrix.csv", "summary.json"} {
 		if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
-			t.Errorf("demo did not write %s: %v (have %v)", want, err, dirEntries(t, dir))
+			t.Errorf("demo did not write %s: %v (have %v)", want, err, sinktest.Files(dir))
 		}
 	}
 	if !strings.Contains(out, "ok in") {
@@ -269,10 +277,8 @@ func TestDemo(t *testing.T) {
 // spec; inspect of a job file shows the job's columns, overrides and
 // options: the mapping the run uses.
 func TestSetOptionsAndInspectJob(t *testing.T) {
-	srv := startServer(t, map[string]int64{"warehouse.movements": 40})
+	src := startSource(t, map[string]int64{"warehouse.movements": 40})
 	dir := t.TempDir()
-	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
-	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
 	code, out, errOut := runCLI(t, "--log-level", "warn", "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "warehouse.sites", "--to", "csv", "--out", dir, "--set", "csv.header=false", "--set", "csv.delimiter=;")
 	if code != 0 {
@@ -280,7 +286,7 @@ func TestSetOptionsAndInspectJob(t *testing.T) {
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "warehouse.sites.csv"))
 	if err != nil {
-		t.Fatalf("%v (files %v)", err, dirEntries(t, dir))
+		t.Fatalf("%v (files %v)", err, sinktest.Files(dir))
 	}
 	first, _, _ := strings.Cut(string(b), "\n")
 	if strings.HasPrefix(first, "site_id") || !strings.HasPrefix(first, "100;") {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net"
@@ -207,10 +206,7 @@ func isMigration(body string) bool { return strings.Contains(body, "\nmigrate:")
 // ok, and every table loaded and verified.
 func checkMigrationSummary(t *testing.T, path string) {
 	t.Helper()
-	var m migrate.Summary
-	if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &m) != nil {
-		t.Fatalf("no summary in %s (%v)", path, err)
-	}
+	m := readJSON[migrate.Summary](t, path)
 	if !m.OK || len(m.Tables) == 0 {
 		t.Errorf("migration: ok %v, %d tables", m.OK, len(m.Tables))
 	}
@@ -361,10 +357,7 @@ func (n *newcomer) readme(t *testing.T) {
 // exist (but for postgres).
 func checkSummaryFile(t *testing.T, path string) {
 	t.Helper()
-	var s engine.Summary
-	if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &s) != nil {
-		t.Fatalf("no summary in %s (%v)", path, err)
-	}
+	s := readJSON[engine.Summary](t, path)
 	if !s.OK || len(s.Extracts) == 0 {
 		t.Errorf("summary: ok %v, %d extracts", s.OK, len(s.Extracts))
 	}

@@ -3,14 +3,13 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // The jsonl example plugin, built into a plugins directory, is a sink
@@ -31,9 +30,7 @@ func TestPluginSinksOnTheCommandLine(t *testing.T) {
 		t.Fatalf("sinks plugin:jsonl: %d\n%s\n%s", code, out, errOut)
 	}
 
-	srv := startServer(t, map[string]int64{"sales.orders": 300})
-	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
-	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
+	src := startSource(t, map[string]int64{"sales.orders": 300})
 	dir := t.TempDir()
 	code, out, errOut = runCLI(t, "--log-level", "warn", "--plugins-dir", plugdir, "export", "--source", src, "--password-env", "TEST_PW",
 		"--table", "sales.orders", "--to", "plugin:jsonl,csv", "--out", dir, "--set", "plugin:jsonl.batch_rows=64")
@@ -42,7 +39,7 @@ func TestPluginSinksOnTheCommandLine(t *testing.T) {
 	}
 	f, err := os.Open(filepath.Join(dir, "sales.orders.jsonl"))
 	if err != nil {
-		t.Fatalf("orders.jsonl: %v (files %v)", err, dirEntries(t, dir))
+		t.Fatalf("orders.jsonl: %v (files %v)", err, sinktest.Files(dir))
 	}
 	defer f.Close()
 	sc, n := bufio.NewScanner(f), 0

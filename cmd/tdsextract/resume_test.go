@@ -62,8 +62,7 @@ extracts:
 // killed at the end of the test if it is still running.
 func startCLI(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCLI$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "TDSEXTRACT_ARGS="+strings.Join(args, "\x1f"))
+	cmd := helperCLI(args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -82,17 +81,25 @@ func waitFor(t *testing.T, what string, within time.Duration, ok func() bool) {
 	t.Fatalf("timed out waiting for %s", what)
 }
 
-func readManifestFile(t *testing.T, path string) engine.Manifest {
+// readManifest reads a run's manifest.json.
+func readManifest(t *testing.T, path string) engine.Manifest {
 	t.Helper()
+	return readJSON[engine.Manifest](t, path)
+}
+
+// readJSON decodes the JSON file at path (a summary, a manifest), failing
+// the test when the file is missing or does not decode into a T.
+func readJSON[T any](t *testing.T, path string) T {
+	t.Helper()
+	var v T
 	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &v)
+	}
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", path, err)
 	}
-	var m engine.Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return v
 }
 
 // csvRows reads the data lines of the manifest's files, sorted.
@@ -107,16 +114,11 @@ func csvRows(t *testing.T, m engine.Manifest) []string {
 // run's, checksum of every value included.
 func TestKilledPartitionedRunResumes(t *testing.T) {
 	const rows = 20000
-	srv, err := tdsserver.Start(tdsserver.Config{
-		Addr: "127.0.0.1:0",
-		DB:   sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"dbo.poc48": rows}}),
+	srv := startSampleServer(t, tdsserver.Config{
+		DB: sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"dbo.poc48": rows}}),
 		// Slow enough to be killed in the middle.
 		Faults: tdsserver.Faults{TrickleBytesPerSec: 4 << 20, Table: "poc48"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	dir := t.TempDir()
 	job := partitionedJob(t, srv.Addr(), dir, "killed")
@@ -157,7 +159,7 @@ func TestKilledPartitionedRunResumes(t *testing.T) {
 	if n := srv.Stats().RowsSent - sent; n >= rows {
 		t.Errorf("the resumed run read %d rows again, the table has %d", n, rows)
 	}
-	resumed := readManifestFile(t, filepath.Join(dir, "out", "manifest.json"))
+	resumed := readManifest(t, filepath.Join(dir, "out", "manifest.json"))
 	if left, _ := filepath.Glob(filepath.Join(dir, "out", ".*")); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
 	}
@@ -168,7 +170,7 @@ func TestKilledPartitionedRunResumes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("uninterrupted run: exit %d\n%s%s", code, out, errOut)
 	}
-	whole := readManifestFile(t, filepath.Join(dir2, "out", "manifest.json"))
+	whole := readManifest(t, filepath.Join(dir2, "out", "manifest.json"))
 	if resumed.Extracts[0].Checksum != whole.Extracts[0].Checksum || resumed.Extracts[0].Rows != rows || whole.Extracts[0].Rows != rows {
 		t.Errorf("resumed %+v\nuninterrupted %+v", resumed.Extracts[0], whole.Extracts[0])
 	}
@@ -201,12 +203,7 @@ func TestSoakKilledPartitionedRunResumes(t *testing.T) {
 	if err != nil || rows < 1000 {
 		t.Fatalf("SOAK_KILL_ROWS=%q: a whole number of at least 1000", env)
 	}
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0",
-		DB: sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"dbo.odbc5": rows}})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startSampleServer(t, tdsserver.Config{DB: sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"dbo.odbc5": rows}})})
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	const parts, columns = 8, "[id, big, score]"
 	dir := t.TempDir()
@@ -251,7 +248,7 @@ func TestSoakKilledPartitionedRunResumes(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(out, ".*")); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
 	}
-	resumed := readManifestFile(t, filepath.Join(out, "manifest.json"))
+	resumed := readManifest(t, filepath.Join(out, "manifest.json"))
 
 	dir2 := t.TempDir()
 	start = time.Now()
@@ -259,7 +256,7 @@ func TestSoakKilledPartitionedRunResumes(t *testing.T) {
 		t.Fatalf("uninterrupted run: exit %d\n%s%s", code, o, e)
 	}
 	wholeIn := time.Since(start)
-	whole := readManifestFile(t, filepath.Join(dir2, "out", "manifest.json"))
+	whole := readManifest(t, filepath.Join(dir2, "out", "manifest.json"))
 
 	if r, w := resumed.Extracts[0], whole.Extracts[0]; r.Rows != rows || w.Rows != rows || r.Checksum != w.Checksum {
 		t.Errorf("resumed %d rows %s, uninterrupted %d rows %s, the table %d rows", r.Rows, r.Checksum, w.Rows, w.Checksum, rows)

@@ -66,17 +66,12 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	)
 	var logMu sync.Mutex
 	var srvLog bytes.Buffer
-	srv, err := tdsserver.Start(tdsserver.Config{
-		Addr:         "127.0.0.1:0",
+	srv := startSampleServer(t, tdsserver.Config{
 		DB:           sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{"dbo.poc48": 50}}),
 		Users:        map[string]string{"sa": pw},
 		AccessTokens: map[string]string{token: "etl"},
 		Logger:       slog.New(slog.NewJSONHandler(lockedWriter{&logMu, &srvLog}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := ln.Addr().String()
 	ln.Close()

@@ -15,12 +15,7 @@ import (
 // the index from the flag or from the scheduler's environment), then
 // commit writes the manifest, which matches a single-process run.
 func TestSharesThenCommit(t *testing.T) {
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0",
-		DB: sampledb.New(sampledb.Config{Seed: 4, Rows: map[string]int64{"dbo.poc48": 3000}})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startSampleServer(t, tdsserver.Config{DB: sampledb.New(sampledb.Config{Seed: 4, Rows: map[string]int64{"dbo.poc48": 3000}})})
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	for _, k := range append(append([]string{}, schedulerIndexEnv...), runIDEnv...) {
 		t.Setenv(k, "")
@@ -68,7 +63,7 @@ func TestSharesThenCommit(t *testing.T) {
 	if code, out, errOut := runCLI(t, "commit", job); code != 0 || !strings.Contains(out, manifest) {
 		t.Fatalf("commit: exit %d\n%s%s", code, out, errOut)
 	}
-	shared := readManifestFile(t, manifest)
+	shared := readManifest(t, manifest)
 	if _, err := os.Stat(filepath.Join(dir, "state", "r1", "plan.json")); err != nil {
 		t.Errorf("the run's state is not in its run id's directory: %v", err)
 	}
@@ -79,7 +74,7 @@ func TestSharesThenCommit(t *testing.T) {
 	if code, out, errOut := runCLI(t, "--quiet", "run", partitionedJob(t, srv.Addr(), dir2, "shares")); code != 0 {
 		t.Fatalf("single run: exit %d\n%s%s", code, out, errOut)
 	}
-	single := readManifestFile(t, filepath.Join(dir2, "out", "manifest.json"))
+	single := readManifest(t, filepath.Join(dir2, "out", "manifest.json"))
 	if shared.Extracts[0].Checksum != single.Extracts[0].Checksum || shared.Extracts[0].Rows != 3000 || len(shared.Units) != 8 {
 		t.Errorf("shared %+v, single %+v", shared.Extracts[0], single.Extracts[0])
 	}

@@ -128,12 +128,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSu
 		}
 	}
 
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0",
-		DB: sampledb.New(sampledb.Config{Seed: 6, Rows: map[string]int64{"dbo.poc48": 4000}})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startSampleServer(t, tdsserver.Config{DB: sampledb.New(sampledb.Config{Seed: 6, Rows: map[string]int64{"dbo.poc48": 4000}})})
 	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
 	work := filepath.Join(dir, "work")
 	job := partitionedJob(t, srv.Addr(), mkdir(t, work), "slurm")
@@ -156,7 +151,7 @@ exec %q -test.run='^TestHelperCLI$' -test.count=1
 		t.Fatalf("sbatch: %v\n%s\n%s", err, out, strings.Join(logs, "\n"))
 	}
 	jobID := strings.TrimSpace(strings.Split(string(out), "\n")[0])
-	shared := readManifestFile(t, filepath.Join(work, "out", "manifest.json"))
+	shared := readManifest(t, filepath.Join(work, "out", "manifest.json"))
 	if shared.Run == "" || len(shared.Units) != 8 {
 		t.Fatalf("manifest %+v", shared)
 	}
@@ -171,7 +166,7 @@ exec %q -test.run='^TestHelperCLI$' -test.count=1
 	if code, out, errOut := runCLI(t, "--quiet", "run", partitionedJob(t, srv.Addr(), mkdir(t, single), "slurm")); code != 0 {
 		t.Fatalf("single run: exit %d\n%s%s", code, out, errOut)
 	}
-	one := readManifestFile(t, filepath.Join(single, "out", "manifest.json"))
+	one := readManifest(t, filepath.Join(single, "out", "manifest.json"))
 	if shared.Extracts[0].Checksum != one.Extracts[0].Checksum || shared.Extracts[0].Rows != 4000 {
 		t.Errorf("Slurm array %+v, single process %+v", shared.Extracts[0], one.Extracts[0])
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,7 +16,7 @@ import (
 func TestSourceFlagsEverywhere(t *testing.T) {
 	srv := startServer(t, map[string]int64{"dbo.poc48": 20})
 	dir := t.TempDir()
-	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
+	src := sourceURL(srv)
 	pwFile := writeFile(t, dir, "pw", tdsserver.DefaultPassword+"\n")
 
 	code, out, errOut := runCLI(t, "export", "--source", src, "--password-file", pwFile, "--connect-timeout", "5s",

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 	"github.com/tdsextract/tdsextract/sinks/csv"
 )
 
@@ -16,9 +14,7 @@ import (
 // stderr); no directory named "-" appears. Anything but one extract into
 // csv alone is refused before connecting.
 func TestExportToStdout(t *testing.T) {
-	srv := startServer(t, map[string]int64{"dbo.odbc5": 300})
-	t.Setenv("TEST_PW", tdsserver.DefaultPassword)
-	src := fmt.Sprintf("sqlserver://sa@%s?database=sample&encrypt=disable", srv.Addr())
+	src := startSource(t, map[string]int64{"dbo.odbc5": 300})
 	dir := t.TempDir()
 	code, _, errOut := runCLI(t, "export", "--source", src, "--password-env", "TEST_PW", "--table", "dbo.odbc5", "--out", dir)
 	if code != 0 {

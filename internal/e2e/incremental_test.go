@@ -24,6 +24,7 @@ import (
 	"github.com/tdsextract/tdsextract/engine"
 	"github.com/tdsextract/tdsextract/engine/incremental"
 	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/internal/pgcheck"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
@@ -318,7 +319,7 @@ func TestIncrementalPostgresAppend(t *testing.T) {
 	e.insertAt(t, base, 4)
 	sum, err = e.run(t, job, nil)
 	wantRows(t, sum, err, 1)
-	pg := pgConnect(t, url)
+	pg := pgcheck.Connect(t, url)
 	var n, distinct, maxID int64
 	if err := pg.QueryRow(context.Background(), "SELECT count(*), count(DISTINCT id), max(id) FROM events_inc").Scan(&n, &distinct, &maxID); err != nil {
 		t.Fatal(err)

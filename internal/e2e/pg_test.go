@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/internal/pgcheck"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 )
@@ -459,11 +460,7 @@ func escapeJSON(sb *strings.Builder, s string) {
 func TestCSVLoadsIntoPostgres(t *testing.T) {
 	url := pgtest.Start(t)
 	ctx := context.Background()
-	pg, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatalf("connect to PostgreSQL: %v", err)
-	}
-	defer pg.Close(ctx)
+	pg := pgcheck.Connect(t, url)
 	var version string
 	if err := pg.QueryRow(ctx, "SHOW server_version").Scan(&version); err != nil {
 		t.Fatal(err)

@@ -37,17 +37,6 @@ func pgRegistry(t testing.TB) *sinks.Registry {
 	return reg
 }
 
-func pgConnect(t testing.TB, url string) *pgx.Conn {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
-	return conn
-}
-
 // wkbPoint is STAsBinary() of a sample point: WKB, x first (longitude for
 // geography, which the serialised form holds latitude first).
 func wkbPoint(udt []byte, geography bool) []byte {
@@ -126,7 +115,7 @@ func TestPostgresLoadsEverySampleTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := pgConnect(t, url)
+	conn := pgcheck.Connect(t, url)
 	for i, tb := range e.db.Tables() {
 		t.Run(tb.FullName(), func(t *testing.T) {
 			if r := sum.Extracts[i].Sinks[0].Rows; r != tb.Rows {
@@ -186,7 +175,7 @@ func tableState(t testing.TB, conn *pgx.Conn, table string) (int64, string) {
 // PostgreSQL, and leaves the table exactly as it was under every mode.
 func TestPostgresFaultLeavesNoPartialTable(t *testing.T) {
 	url := pgtest.Start(t)
-	conn := pgConnect(t, url)
+	conn := pgcheck.Connect(t, url)
 	good := startEnv(t)
 	for _, f := range []struct {
 		name   string
@@ -241,7 +230,7 @@ func TestPostgresKilledProcessLeavesNothing(t *testing.T) {
 		t.Skip("builds and runs the tdsextract binary")
 	}
 	url := pgtest.Start(t)
-	conn := pgConnect(t, url)
+	conn := pgcheck.Connect(t, url)
 	ctx := context.Background()
 	bin := filepath.Join(t.TempDir(), "tdsextract")
 	build := exec.Command("go", "build", "-o", bin, "../../cmd/tdsextract")
@@ -355,7 +344,7 @@ func TestPostgresTeeAndParallel(t *testing.T) {
 	for _, tb := range tables {
 		job.Extracts = append(job.Extracts, engine.ExtractConfig{Table: tb, Verify: "count"})
 	}
-	conn := pgConnect(t, url)
+	conn := pgcheck.Connect(t, url)
 	// Watch the PostgreSQL sessions while the job runs.
 	stop := make(chan struct{})
 	maxSessions := make(chan int64, 1)
@@ -406,7 +395,7 @@ func TestPostgresTeeAndParallel(t *testing.T) {
 func TestPostgresNULThroughTheEngine(t *testing.T) {
 	url := pgtest.Start(t)
 	e := startEnv(t)
-	conn := pgConnect(t, url)
+	conn := pgcheck.Connect(t, url)
 	dir := t.TempDir()
 	query := "SELECT id, CONCAT(N'a', NCHAR(0), N'b') AS note FROM dbo.type_matrix WHERE id <= 3"
 	run := func(policy, table string) (*engine.Summary, error) {

@@ -272,3 +272,26 @@ func absI(v int64) int64 {
 	}
 	return v
 }
+
+// Connect opens a connection to url for the test, closed when it ends.
+func Connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	return conn
+}
+
+// Counts checks that each table of want holds its number of rows.
+func Counts(t testing.TB, conn *pgx.Conn, want map[string]int64) {
+	t.Helper()
+	for table, rows := range want {
+		var n int64
+		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n); err != nil || n != rows {
+			t.Errorf("%s: %d rows, %v (want %d)", table, n, err, rows)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package sinktest
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -53,6 +54,19 @@ func DirEntries(t *testing.T, dir string) []string {
 		out = append(out, e.Name())
 	}
 	sort.Strings(out)
+	return out
+}
+
+// Files lists the path of every file under dir, at any depth, in
+// lexical order; none when dir does not exist.
+func Files(dir string) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
 	return out
 }
 

@@ -3,12 +3,32 @@
 package sinktest
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
+	"github.com/tdsextract/tdsextract/sinks"
 )
+
+// ExportTable is one extract of rows [0, rows) of tb into s, as the
+// engine runs it: Open with info, the rows through StreamTable, Publish
+// (and Abort when Publish fails, before the test fails).
+func ExportTable(t testing.TB, s sinks.Sink, info sinks.ExtractInfo, tb *sampledb.Table, rows int64, nbc bool) sinks.Stats {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.Open(ctx, info); err != nil {
+		t.Fatal(err)
+	}
+	StreamTable(t, tb, s, rows, nbc)
+	st, err := s.Publish(ctx)
+	if err != nil {
+		_ = s.Abort(ctx)
+		t.Fatal(err)
+	}
+	return st
+}
 
 // StreamTable sends rows [0, rows) of tb through the real decoder
 // (decode.Stream over pre-encoded COLMETADATA and ROW or NBCROW tokens, fed

@@ -11,8 +11,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/internal/pgcheck"
 	"github.com/tdsextract/tdsextract/internal/pgtest"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 	"github.com/tdsextract/tdsextract/sinks"
 )
 
@@ -22,11 +24,7 @@ import (
 func TestCSVPostgresRoundTrip(t *testing.T) {
 	url := pgtest.Start(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgcheck.Connect(t, url)
 
 	g, _ := decode.GUIDFromString("6F9619FF-8B86-D011-B42D-00C04FC964FF")
 	day := decode.DateFromCivil(2024, 2, 29)
@@ -174,13 +172,7 @@ func TestCSVPostgresRoundTrip(t *testing.T) {
 		t.Run(tb.FullName(), func(t *testing.T) {
 			golden := goldenRecords(t, tb.FullName(), "postgres")
 			dir := t.TempDir()
-			s, _ := New(Config{Path: dir, Dialect: "postgres"})
-			_ = s.Open(ctx, sinks.ExtractInfo{Name: tb.Name})
-			streamTable(t, tb, s, rows, true)
-			st, err := s.Publish(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := sinktest.ExportTable(t, newSink(t, Config{Path: dir, Dialect: "postgres"}), sinks.ExtractInfo{Name: tb.Name}, tb, rows, true)
 			name := pgx.Identifier{"s_" + tb.Schema + "_" + tb.Name}.Sanitize()
 			var defs, sel []string
 			for _, c := range tb.Columns {

@@ -2,7 +2,6 @@ package csv
 
 import (
 	"bytes"
-	"context"
 	stdcsv "encoding/csv"
 	"flag"
 	"os"
@@ -10,19 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
 	"github.com/tdsextract/tdsextract/internal/sinktest"
 	"github.com/tdsextract/tdsextract/sinks"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden CSV files under testdata/sampledb from the sink's output")
-
-// streamTable sends rows [0, rows) of tb through the real decoder into sink.
-func streamTable(t testing.TB, tb *sampledb.Table, sink decode.CellSink, rows int64, nbc bool) {
-	t.Helper()
-	sinktest.StreamTable(t, tb, sink, rows, nbc)
-}
 
 // goldenRows are the rows of each sample table the golden files hold: every
 // row of the type matrix and of the code page tables (their edge values),
@@ -64,19 +56,7 @@ func TestCSVSampleDBGolden(t *testing.T) {
 		for _, dialect := range []string{"rfc4180", "postgres"} {
 			t.Run(tb.FullName()+"/"+dialect, func(t *testing.T) {
 				dir := t.TempDir()
-				s, err := New(Config{Path: dir, Dialect: dialect})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx := context.Background()
-				if err := s.Open(ctx, sinks.ExtractInfo{Name: tb.Name}); err != nil {
-					t.Fatal(err)
-				}
-				streamTable(t, tb, s, rows, dialect == "postgres")
-				st, err := s.Publish(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+				st := sinktest.ExportTable(t, newSink(t, Config{Path: dir, Dialect: dialect}), sinks.ExtractInfo{Name: tb.Name}, tb, rows, dialect == "postgres")
 				if st.Rows != rows || len(st.Files) != 1 {
 					t.Fatalf("stats %+v for %d rows", st, rows)
 				}

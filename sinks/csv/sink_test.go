@@ -52,18 +52,7 @@ var (
 // the published files.
 func writeTable(t *testing.T, cfg Config, cols []decode.Column, rows [][]cell, parts int) (*Sink, sinks.Stats) {
 	t.Helper()
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := s.Open(ctx, sinks.ExtractInfo{Name: "t", EstimatedRows: -1}); err != nil {
-		t.Fatal(err)
-	}
-	modes := make([]decode.Mode, len(cols))
-	if err := s.Columns(cols, modes); err != nil {
-		t.Fatal(err)
-	}
+	s := openSink(t, cfg, "t", cols)
 	for _, r := range rows {
 		for i := range r {
 			drive(s, i, &r[i], parts)
@@ -72,11 +61,37 @@ func writeTable(t *testing.T, cfg Config, cols []decode.Column, rows [][]cell, p
 			t.Fatal(err)
 		}
 	}
-	st, err := s.Publish(ctx)
+	st, err := s.Publish(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s, st
+}
+
+// newSink is a new sink with cfg.
+func newSink(t testing.TB, cfg Config) *Sink {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// openSink is a new sink with cfg, opened for extract name (its row count
+// unknown) and, when cols is not nil, given that result set.
+func openSink(t testing.TB, cfg Config, name string, cols []decode.Column) *Sink {
+	t.Helper()
+	s := newSink(t, cfg)
+	if err := s.Open(context.Background(), sinks.ExtractInfo{Name: name, EstimatedRows: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if cols != nil {
+		if err := s.Columns(cols, make([]decode.Mode, len(cols))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
 
 func readAll(t *testing.T, path string) []byte {
@@ -412,9 +427,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 	ctx := context.Background()
 	t.Run("abort", func(t *testing.T) {
 		dir := t.TempDir()
-		s, _ := New(Config{Path: dir, MaxRows: 2})
-		_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
-		_ = s.Columns(cols, make([]decode.Mode, 1))
+		s := openSink(t, Config{Path: dir, MaxRows: 2}, "t", cols)
 		for i := 0; i < 5; i++ {
 			s.Int(0, int64(i))
 			_ = s.EndRow()
@@ -435,9 +448,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 	})
 	t.Run("failing_writer", func(t *testing.T) {
 		dir := t.TempDir()
-		s, _ := New(Config{Path: dir, BufferSize: 4096})
-		_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
-		_ = s.Columns(cols, make([]decode.Mode, 1))
+		s := openSink(t, Config{Path: dir, BufferSize: 4096}, "t", cols)
 		_ = s.cur.File.Close() // every later write fails
 		var err error
 		for i := 0; i < 10_000 && err == nil; i++ {
@@ -454,9 +465,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 	})
 	t.Run("second_result_set_differs", func(t *testing.T) {
 		dir := t.TempDir()
-		s, _ := New(Config{Path: dir})
-		_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
-		_ = s.Columns(cols, make([]decode.Mode, 1))
+		s := openSink(t, Config{Path: dir}, "t", cols)
 		s.Int(0, 1)
 		_ = s.EndRow()
 		if err := s.Columns(cols, make([]decode.Mode, 1)); err != nil {
@@ -469,8 +478,7 @@ func TestCSVAtomicPublish(t *testing.T) {
 	})
 	t.Run("no_result_set", func(t *testing.T) {
 		dir := t.TempDir()
-		s, _ := New(Config{Path: dir})
-		_ = s.Open(ctx, sinks.ExtractInfo{Name: "empty"})
+		s := openSink(t, Config{Path: dir}, "empty", nil)
 		st, err := s.Publish(ctx)
 		if err != nil || len(st.Files) != 1 {
 			t.Fatal(st, err)
@@ -504,10 +512,7 @@ func TestCSVAllocsPerRow(t *testing.T) {
 		{Kind: 'V', VTI: decode.TypeInfo{Type: decode.TypeMoney}, Inner: &cell{Kind: 'm', I: 12345}}}
 	for _, comp := range []string{"none", "gzip", "zstd"} {
 		dir := t.TempDir()
-		s, _ := New(Config{Path: dir, Compression: comp, MaxRows: 5000})
-		ctx := context.Background()
-		_ = s.Open(ctx, sinks.ExtractInfo{Name: "t"})
-		_ = s.Columns(cols, make([]decode.Mode, len(cols)))
+		s := openSink(t, Config{Path: dir, Compression: comp, MaxRows: 5000}, "t", cols)
 		one := func() {
 			for i := range row {
 				drive(s, i, &row[i], 2)
@@ -522,7 +527,7 @@ func TestCSVAllocsPerRow(t *testing.T) {
 		if a := testing.AllocsPerRun(2000, one); comp == "none" && a != 0 || a > 0.01 {
 			t.Errorf("%s: %v allocs per row", comp, a)
 		}
-		if _, err := s.Publish(ctx); err != nil {
+		if _, err := s.Publish(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}

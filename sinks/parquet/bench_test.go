@@ -34,52 +34,24 @@ import (
 // grow to their steady size once, then are reused).
 //
 //	go test ./sinks/parquet/ -run '^$' -bench . -benchtime 20x
-var benchShapes = []struct {
-	name  string
-	block int64 // rows per iteration
-}{
-	{"poc48", 16384}, {"wide601", 256}, {"lob", 256}, {"lineitem", 16384},
-}
-
-func benchDB() *sampledb.DB {
-	return sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{"poc48": 1 << 40, "wide601": 1 << 40, "lob": 1 << 40, "lineitem": 1 << 40}})
-}
-
 func BenchmarkParquetSink(b *testing.B) {
-	db := benchDB()
+	db := sinktest.BenchDB()
 	for _, comp := range []string{"zstd", "none"} {
-		for _, sh := range benchShapes {
-			b.Run(sh.name+"/"+comp, func(b *testing.B) {
-				tb, _ := db.Table("dbo", sh.name)
-				buf := tb.AppendRows(nil, 0, sh.block, false)
+		for _, sh := range sinktest.BenchShapes {
+			b.Run(sh.Name+"/"+comp, func(b *testing.B) {
+				tb, _ := db.Table("dbo", sh.Name)
 				// 32 MiB row groups so that several cycle within a short run
 				s, err := New(Config{Path: b.TempDir(), Compression: comp, RowGroupBytes: 32 << 20})
 				if err != nil {
 					b.Fatal(err)
 				}
-				ctx := context.Background()
-				_ = s.Open(ctx, sinks.ExtractInfo{Name: sh.name})
-				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
-				_ = st.SetSink(s)
-				run := func(p []byte) { sinktest.Feed(b, st, p) }
-				run(decode.AppendColMetadata(nil, tb.Columns))
 				// warm up: the batches reach their steady-state size after
 				// the first row groups; measure the steady state
-				for s.groups < 3 {
-					run(buf)
-				}
-				b.SetBytes(int64(len(buf)))
-				b.ReportAllocs()
-				b.ResetTimer()
-				cpu0 := sinktest.CPUTime()
-				for i := 0; i < b.N; i++ {
-					run(buf)
-				}
-				if _, err := s.Publish(ctx); err != nil {
-					b.Fatal(err)
-				}
-				b.StopTimer()
-				sinktest.ReportRate(b, float64(b.N)*float64(sh.block), cpu0)
+				sinktest.BenchSink(b, s, tb, sh.Block, func(feed func()) {
+					for s.groups < 3 {
+						feed()
+					}
+				})
 			})
 		}
 	}
@@ -104,10 +76,10 @@ func goField(c *decode.Column) reflect.Type {
 }
 
 func BenchmarkParquetGenericWriter(b *testing.B) {
-	db := benchDB()
-	for _, sh := range benchShapes {
-		b.Run(sh.name+"/zstd", func(b *testing.B) {
-			tb, _ := db.Table("dbo", sh.name)
+	db := sinktest.BenchDB()
+	for _, sh := range sinktest.BenchShapes {
+		b.Run(sh.Name+"/zstd", func(b *testing.B) {
+			tb, _ := db.Table("dbo", sh.Name)
 			var fields []reflect.StructField
 			for i := range tb.Columns {
 				c := &tb.Columns[i]
@@ -162,8 +134,8 @@ func BenchmarkParquetGenericWriter(b *testing.B) {
 			cpu0 := sinktest.CPUTime()
 			var next int64
 			for i := 0; i < b.N; i++ {
-				for r := int64(0); r < sh.block; r++ {
-					row = tb.Row(next%sh.block, row[:0])
+				for r := int64(0); r < sh.Block; r++ {
+					row = tb.Row(next%sh.Block, row[:0])
 					next++
 					v := reflect.New(st).Elem()
 					for c := range row {
@@ -185,7 +157,7 @@ func BenchmarkParquetGenericWriter(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			sinktest.ReportRate(b, float64(b.N)*float64(sh.block), cpu0)
+			sinktest.ReportRate(b, float64(b.N)*float64(sh.Block), cpu0)
 		})
 	}
 }

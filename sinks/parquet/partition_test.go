@@ -585,7 +585,7 @@ func TestParquetPartitionEmpty(t *testing.T) {
 //
 //	go test ./sinks/parquet/ -run '^$' -bench SinkPartitioned -benchtime 20x
 func BenchmarkParquetSinkPartitioned(b *testing.B) {
-	db := benchDB()
+	db := sinktest.BenchDB()
 	tb, _ := db.Table("dbo", "lineitem")
 	const block = 16384
 	buf := tb.AppendRows(nil, 0, block, false)

@@ -8,7 +8,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 
@@ -43,7 +42,6 @@ type writer interface {
 
 type sink struct {
 	out  *plugins.OutputFile
-	buf  *bufio.Writer
 	w    writer
 	rows int64
 }
@@ -57,7 +55,7 @@ func (s *sink) Open(_ context.Context, req plugins.OpenRequest) error {
 	if err != nil {
 		return err
 	}
-	s.out, s.buf = out, bufio.NewWriterSize(out, 1<<20)
+	s.out = out
 	opts := []ipc.Option{ipc.WithSchema(req.Schema)}
 	switch req.Options["compression"] {
 	case "zstd":
@@ -66,10 +64,10 @@ func (s *sink) Open(_ context.Context, req plugins.OpenRequest) error {
 		opts = append(opts, ipc.WithLZ4())
 	}
 	if req.Options["format"] == "stream" {
-		s.w = ipc.NewWriter(s.buf, opts...)
+		s.w = ipc.NewWriter(out.Buffered(), opts...)
 		return nil
 	}
-	s.w, err = ipc.NewFileWriter(s.buf, opts...)
+	s.w, err = ipc.NewFileWriter(out.Buffered(), opts...)
 	return err
 }
 
@@ -86,9 +84,6 @@ func (s *sink) WriteBatch(_ context.Context, rec arrow.RecordBatch) error {
 // Prepare finishes the file (footer, end of stream) and syncs it.
 func (s *sink) Prepare(context.Context) error {
 	if err := s.w.Close(); err != nil {
-		return err
-	}
-	if err := s.buf.Flush(); err != nil {
 		return err
 	}
 	return s.out.Sync()

@@ -40,9 +40,9 @@ func main() {
 
 type sink struct {
 	out  *plugins.OutputFile
-	w    *bufio.Writer
-	keys [][]byte // each column's `"name":`
-	uuid []bool   // the column is a uniqueidentifier
+	w    *bufio.Writer // out.Buffered()
+	keys [][]byte      // each column's `"name":`
+	uuid []bool        // the column is a uniqueidentifier
 	line []byte
 	rows int64
 }
@@ -52,7 +52,7 @@ func (s *sink) Open(_ context.Context, req plugins.OpenRequest) error {
 	if err != nil {
 		return err
 	}
-	s.out, s.w = out, bufio.NewWriterSize(out, 1<<20)
+	s.out, s.w = out, out.Buffered()
 	for i, f := range req.Schema.Fields() {
 		k := []byte{}
 		if i > 0 {
@@ -86,12 +86,7 @@ func (s *sink) WriteBatch(_ context.Context, rec arrow.RecordBatch) error {
 
 // Prepare flushes and syncs the file: a full disk fails here, before any
 // sink of the extract publishes.
-func (s *sink) Prepare(context.Context) error {
-	if err := s.w.Flush(); err != nil {
-		return err
-	}
-	return s.out.Sync()
-}
+func (s *sink) Prepare(context.Context) error { return s.out.Sync() }
 
 func (s *sink) Publish(context.Context) (plugins.Stats, error) {
 	return s.out.PublishStats(s.rows)
