@@ -14,6 +14,30 @@ import (
 	"github.com/tdsextract/tdsextract/internal/sampleserver/tdsserver"
 )
 
+// startSample serves the seed-1 sample database, rows rows per table
+// named, on a loopback port; the caller closes it.
+func startSample(t *testing.T, rows map[string]int64) *tdsserver.Server {
+	t.Helper()
+	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}), Encryption: tdsserver.EncryptNotSup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// haveTool reports whether an outside tool a leg runs is on PATH; in CI it
+// must be, so a missing one fails the test there instead of narrowing it.
+func haveTool(t *testing.T, name string) bool {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s missing in CI", name)
+		}
+		return false
+	}
+	return true
+}
+
 // The harness itself must not rot: run every shape in both modes on small
 // tables (3 reps: parity, not timing); runShape fails on any checksum
 // mismatch between legs.
@@ -26,15 +50,9 @@ func TestHarnessChecksumParity(t *testing.T) {
 	for s := range tableShapes {
 		rows[s] = 300
 	}
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}), Encryption: tdsserver.EncryptNotSup})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := startSample(t, rows)
 	defer srv.Close()
-	_, haveBCP := exec.LookPath("freebcp")
-	if haveBCP != nil && os.Getenv("CI") != "" {
-		t.Fatal("freebcp missing in CI")
-	}
+	haveBCP := haveTool(t, "freebcp")
 	// the parquet mode: tdsextract's Parquet sink and DuckDB's writer must
 	// write files that DuckDB reads back as the same rows
 	for _, shape := range []string{"lineitem", "temporal", "sales.orders"} {
@@ -48,7 +66,7 @@ func TestHarnessChecksumParity(t *testing.T) {
 	}
 	for _, shape := range []string{"poc48", "odbc5", "wide601", "lob", "temporal", "lineitem"} {
 		for _, mode := range []string{"memory", "loopback"} {
-			rs, err := runShape(srv.Addr(), shape, mode, 3, haveBCP == nil)
+			rs, err := runShape(srv.Addr(), shape, mode, 3, haveBCP)
 			if err != nil {
 				t.Fatalf("%s/%s: %v", shape, mode, err)
 			}
@@ -71,18 +89,12 @@ func TestPostgresSuiteParity(t *testing.T) {
 	for _, s := range []string{"poc48", "odbc5", "temporal", "lineitem"} {
 		rows["dbo."+s] = 200
 	}
-	srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}), Encryption: tdsserver.EncryptNotSup})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := startSample(t, rows)
 	defer srv.Close()
-	_, havePGL := exec.LookPath("pgloader")
-	if havePGL != nil && os.Getenv("CI") != "" {
-		t.Fatal("pgloader missing in CI")
-	}
+	havePGL := haveTool(t, "pgloader")
 	for _, shape := range []string{"odbc5", "temporal"} {
 		for _, mode := range []string{"memory", "loopback"} {
-			rs, err := runPGShape(srv.Addr(), shape, mode, 3, url, havePGL == nil && mode == "loopback" && shape == "odbc5")
+			rs, err := runPGShape(srv.Addr(), shape, mode, 3, url, havePGL && mode == "loopback" && shape == "odbc5")
 			if err != nil {
 				t.Fatalf("%s/%s: %v", shape, mode, err)
 			}
@@ -96,21 +108,14 @@ func TestPostgresSuiteParity(t *testing.T) {
 // The migrate suite must not rot: both legs on a small lineitem and on a
 // small sales schema, each checked for every table's rows in its target.
 func TestMigrateSuiteParity(t *testing.T) {
-	if _, err := exec.LookPath("pgloader"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("pgloader missing in CI")
-		}
+	if !haveTool(t, "pgloader") {
 		t.Skip("skipping: pgloader not installed")
 	}
 	url := pgtest.Start(t)
 	var served []map[string]int64
 	addrFor := func(rows map[string]int64) (string, func()) {
 		served = append(served, rows)
-		srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}),
-			Encryption: tdsserver.EncryptNotSup})
-		if err != nil {
-			t.Fatal(err)
-		}
+		srv := startSample(t, rows)
 		return srv.Addr(), func() { _ = srv.Close() }
 	}
 	for _, tc := range []struct {

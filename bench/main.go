@@ -618,14 +618,7 @@ func runShape(addr, shape, mode string, reps int, withBCP bool) ([]Result, error
 func runReps(legs []leg, reps int) ([]legObs, error) {
 	res := make([]legObs, len(legs))
 	for r := 0; r < reps; r++ {
-		order := make([]int, len(legs))
-		for i := range order {
-			order[i] = i
-		}
-		if r%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, i := range order {
+		for _, i := range repOrder(len(legs), r) {
 			// Every in-process leg runs once untimed just before each
 			// timed run, so it is timed warm from its own run, not from
 			// whichever leg came before it: without this, a go-mssqldb
@@ -650,21 +643,40 @@ func runReps(legs []leg, reps int) ([]legObs, error) {
 			if sm.sum != res[i].sum || sm.rows != res[i].rows {
 				return nil, fmt.Errorf("leg %s: rep %d checksum %s/%d rows differs from %s/%d", legs[i].name, r, sm.sum, sm.rows, res[i].sum, res[i].rows)
 			}
-			ms := float64(sm.wall.Microseconds()) / 1000
-			res[i].ms = append(res[i].ms, ms)
-			if r%2 == 1 {
-				res[i].rev = append(res[i].rev, ms)
-			} else {
-				res[i].fwd = append(res[i].fwd, ms)
-			}
-			res[i].cpu = append(res[i].cpu, float64(sm.cpu.Microseconds())/1000)
-			if sm.allocs >= 0 && sm.rows > 0 {
-				res[i].allocs = append(res[i].allocs, float64(sm.allocs)/float64(sm.rows))
-				res[i].heap = append(res[i].heap, float64(sm.heap)/float64(sm.rows))
-			}
+			res[i].record(r, sm, sm.rows)
 		}
 	}
 	return res, nil
+}
+
+// repOrder is the order the legs run in at rep r: forward at even reps,
+// reversed at odd ones, so that what runs before a leg alternates.
+func repOrder(legs, r int) []int {
+	order := make([]int, legs)
+	for i := range order {
+		order[i] = i
+	}
+	if r%2 == 1 {
+		slices.Reverse(order)
+	}
+	return order
+}
+
+// record adds timed rep r (sample sm) to o, its allocations and heap bytes
+// per row of rows (when the sample counted them and rows > 0).
+func (o *legObs) record(r int, sm sample, rows int64) {
+	ms := float64(sm.wall.Microseconds()) / 1000
+	o.ms = append(o.ms, ms)
+	if r%2 == 1 {
+		o.rev = append(o.rev, ms)
+	} else {
+		o.fwd = append(o.fwd, ms)
+	}
+	o.cpu = append(o.cpu, float64(sm.cpu.Microseconds())/1000)
+	if sm.allocs >= 0 && rows > 0 {
+		o.allocs = append(o.allocs, float64(sm.allocs)/float64(rows))
+		o.heap = append(o.heap, float64(sm.heap)/float64(rows))
+	}
 }
 
 // legObs is what the reps of one leg measured.

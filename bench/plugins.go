@@ -387,21 +387,9 @@ func mapKeys(m map[string]bool) func(func(string) bool) {
 // rep discarded; every leg's checksum and rows must equal the first leg's.
 func interleave(shape, mode string, legs []leg, reps int, wire int64) ([]Result, error) {
 	cols := 0
-	type obs struct {
-		ms, cpu, allocs, heap, fwd, rev []float64
-		rows                            int64
-		sum                             string
-	}
-	res := make([]obs, len(legs))
-	order := make([]int, len(legs))
+	res := make([]legObs, len(legs))
 	for r := 0; r < reps; r++ {
-		for i := range order {
-			order[i] = i
-		}
-		if r%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, i := range order {
+		for _, i := range repOrder(len(legs), r) {
 			if r > 0 {
 				if _, err := legs[i].run(); err != nil {
 					return nil, fmt.Errorf("leg %s (warm-up): %w", legs[i].name, err)
@@ -420,18 +408,7 @@ func interleave(shape, mode string, legs []leg, reps int, wire int64) ([]Result,
 			if sm.sum != o.sum || sm.rows != o.rows {
 				return nil, fmt.Errorf("leg %s: rep %d checksum %s/%d rows differs from %s/%d", legs[i].name, r, sm.sum, sm.rows, o.sum, o.rows)
 			}
-			ms := float64(sm.wall.Microseconds()) / 1000
-			o.ms = append(o.ms, ms)
-			if r%2 == 1 {
-				o.rev = append(o.rev, ms)
-			} else {
-				o.fwd = append(o.fwd, ms)
-			}
-			o.cpu = append(o.cpu, float64(sm.cpu.Microseconds())/1000)
-			if sm.allocs >= 0 && sm.rows > 0 {
-				o.allocs = append(o.allocs, float64(sm.allocs)/float64(sm.rows))
-				o.heap = append(o.heap, float64(sm.heap)/float64(sm.rows))
-			}
+			o.record(r, sm, sm.rows)
 		}
 	}
 	for i := range legs {

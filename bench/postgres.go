@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -179,14 +178,7 @@ func runPGShape(addr, shape, mode string, reps int, pgURL string, withPgloader b
 
 	res := make([]legObs, len(legs))
 	for r := 0; r < reps; r++ {
-		order := make([]int, len(legs))
-		for i := range order {
-			order[i] = i
-		}
-		if r%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, i := range order {
+		for _, i := range repOrder(len(legs), r) {
 			sm, err := legs[i].run()
 			if err != nil {
 				return nil, fmt.Errorf("leg %s: %w", legs[i].name, err)
@@ -198,18 +190,8 @@ func runPGShape(addr, shape, mode string, reps int, pgURL string, withPgloader b
 			if sm.sum != res[i].sum {
 				return nil, fmt.Errorf("leg %s: rep %d checksum %s differs from %s", legs[i].name, r, sm.sum, res[i].sum)
 			}
-			ms := float64(sm.wall.Microseconds()) / 1000
-			res[i].ms = append(res[i].ms, ms)
-			if r%2 == 1 {
-				res[i].rev = append(res[i].rev, ms)
-			} else {
-				res[i].fwd = append(res[i].fwd, ms)
-			}
-			res[i].cpu = append(res[i].cpu, float64(sm.cpu.Microseconds())/1000)
-			if sm.allocs >= 0 && res[0].rows > 0 {
-				res[i].allocs = append(res[i].allocs, float64(sm.allocs)/float64(res[0].rows))
-				res[i].heap = append(res[i].heap, float64(sm.heap)/float64(res[0].rows))
-			}
+			// Per row of the tdsextract leg: the COPY legs count no rows.
+			res[i].record(r, sm, res[0].rows)
 		}
 	}
 	for i, l := range legs {

@@ -41,6 +41,29 @@ func readPacket(r io.Reader) ([]byte, error) {
 // endOfMessage reports whether pkt is the last packet of its message.
 func endOfMessage(pkt []byte) bool { return pkt[1]&0x01 != 0 }
 
+// relay passes packets from src to dst until either fails, appending each
+// complete message (split at EOM) to *msgs under mu as its last packet
+// goes through.
+func relay(src io.Reader, dst io.Writer, mu *sync.Mutex, msgs *[][]byte) {
+	var msg []byte
+	for {
+		pkt, err := readPacket(src)
+		if err != nil {
+			return
+		}
+		msg = append(msg, pkt...)
+		if endOfMessage(pkt) {
+			mu.Lock()
+			*msgs = append(*msgs, msg)
+			mu.Unlock()
+			msg = nil
+		}
+		if _, err := dst.Write(pkt); err != nil {
+			return
+		}
+	}
+}
+
 // record runs client against a proxy in front of serverAddr and returns
 // the server's replies in order.
 func record(serverAddr string, client func(proxyAddr string) error) (*script, error) {
@@ -68,42 +91,9 @@ func record(serverAddr string, client func(proxyAddr string) error) (*script, er
 			// The client hanging up ends the recording: closing the
 			// server side ends the reply loop below at once.
 			defer s.Close()
-			var msg []byte
-			for {
-				pkt, err := readPacket(c)
-				if err != nil {
-					return
-				}
-				msg = append(msg, pkt...)
-				if endOfMessage(pkt) {
-					mu.Lock()
-					sc.requests = append(sc.requests, msg)
-					mu.Unlock()
-					msg = nil
-				}
-				if _, err := s.Write(pkt); err != nil {
-					return
-				}
-			}
+			relay(c, s, &mu, &sc.requests)
 		}()
-		// server -> client, split into messages at EOM.
-		var msg []byte
-		for {
-			pkt, err := readPacket(s)
-			if err != nil {
-				return
-			}
-			msg = append(msg, pkt...)
-			if _, err := c.Write(pkt); err != nil {
-				return
-			}
-			if endOfMessage(pkt) {
-				mu.Lock()
-				sc.replies = append(sc.replies, msg)
-				mu.Unlock()
-				msg = nil
-			}
-		}
+		relay(s, c, &mu, &sc.replies) // server -> client
 	}()
 	cerr := client(ln.Addr().String())
 	ln.Close()

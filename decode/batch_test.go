@@ -1,7 +1,6 @@
 package decode
 
 import (
-	"bytes"
 	"errors"
 	"reflect"
 	"strings"
@@ -11,17 +10,8 @@ import (
 // TestWireSQLBatchSpec decodes MS-TDS 4.6 and re-encodes it byte for byte.
 func TestWireSQLBatchSpec(t *testing.T) {
 	payload := wireMessage(t, "4.6-sqlbatch-request", PacketSQLBatch)
-	var b SQLBatch
-	if err := b.Decode(payload); err != nil {
-		t.Fatal(err)
-	}
 	want := SQLBatch{TxnDescriptor: 0x0100000000000000, OutstandingRequests: 0, SQL: "\nselect 'foo' as 'bar'\n        "}
-	if !reflect.DeepEqual(b, want) {
-		t.Fatalf("got %+v", b)
-	}
-	if got := b.Encode(nil); !bytes.Equal(got, payload) {
-		t.Fatalf("Encode:\n got % x\nwant % x", got, payload)
-	}
+	wireExact(t, payload, want, infallible((*SQLBatch).Encode))
 }
 
 func TestWireSQLBatchFixture(t *testing.T) {
@@ -34,18 +24,9 @@ func TestWireSQLBatchFixture(t *testing.T) {
 		1A 00 00 00 03 00        // HeaderLength 26, trace activity
 		00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 01 00 00 00 // ActivityId + sequence
 		53 00 45 00 4C 00 45 00 43 00 54 00 20 00 31 00 // "SELECT 1"`)
-	var got SQLBatch
-	if err := got.Decode(b); err != nil {
-		t.Fatal(err)
-	}
 	want := SQLBatch{TxnDescriptor: 5, OutstandingRequests: 1, SQL: "SELECT 1",
 		OtherHeaders: []StreamHeader{{Type: HeaderTraceActivity, Data: wireHexBytes(t, "00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 01 00 00 00")}}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %+v", got)
-	}
-	if re := got.Encode(nil); !bytes.Equal(re, b) {
-		t.Fatalf("Encode % x", re)
-	}
+	wireExact(t, b, want, infallible((*SQLBatch).Encode))
 }
 
 func TestWireSQLBatchRoundTrip(t *testing.T) {

@@ -12,23 +12,13 @@ import (
 // TestWireLogin7Spec decodes MS-TDS 4.2 and re-encodes it byte for byte.
 func TestWireLogin7Spec(t *testing.T) {
 	payload := wireMessage(t, "4.2-login7-request", PacketLogin7)
-	var l Login7
-	if err := l.Decode(payload); err != nil {
-		t.Fatal(err)
-	}
 	want := Login7{
 		TDSVersion: TDSVersion72, PacketSize: 4096, ClientProgVer: 0x07000000, ClientPID: 0x100,
 		OptionFlags1: 0xE0, OptionFlags2: 0x03, ClientLCID: 0x409,
 		HostName: "skostov1", UserName: "sa", AppName: "OSQL-32", CltIntName: "ODBC",
 		ClientID: [6]byte{0x00, 0x50, 0x8B, 0xE2, 0xB7, 0x8F},
 	}
-	if !reflect.DeepEqual(l, want) {
-		t.Fatalf("got %+v\nwant %+v", l, want)
-	}
-	got, err := l.Encode(nil)
-	if err != nil || !bytes.Equal(got, payload) {
-		t.Fatalf("Encode: %v\n got % x\nwant % x", err, got, payload)
-	}
+	wireExact(t, payload, want, (*Login7).Encode)
 }
 
 func TestWireLogin7Password(t *testing.T) {

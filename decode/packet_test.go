@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime/metrics"
 	"strings"
 	"testing"
@@ -74,6 +75,33 @@ func wireMessage(t *testing.T, name string, typ byte) []byte {
 	}
 	wireResplit(t, typ, payload)
 	return payload
+}
+
+// wireRequest is a client message with the Decode of its payload.
+type wireRequest[M any] interface {
+	*M
+	Decode(payload []byte) error
+}
+
+// wireExact decodes payload, checks the message equals want and that
+// encode, given the decoded message, writes payload again byte for byte.
+func wireExact[M any, P wireRequest[M]](t *testing.T, payload []byte, want M, encode func(P, []byte) ([]byte, error)) {
+	t.Helper()
+	var got M
+	if err := P(&got).Decode(payload); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	if re, err := encode(&got, nil); err != nil || !bytes.Equal(re, payload) {
+		t.Fatalf("Encode: %v\n got % x\nwant % x", err, re, payload)
+	}
+}
+
+// infallible adapts an Encode that cannot fail to wireExact's encode.
+func infallible[P any](encode func(P, []byte) []byte) func(P, []byte) ([]byte, error) {
+	return func(m P, dst []byte) ([]byte, error) { return encode(m, dst), nil }
 }
 
 // wireReassemble splits a stream of packets by their headers and joins

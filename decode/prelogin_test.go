@@ -11,18 +11,9 @@ import (
 // TestWirePreloginSpec decodes MS-TDS 4.1.
 func TestWirePreloginSpec(t *testing.T) {
 	payload := wireMessage(t, "4.1-prelogin-request", PacketPrelogin)
-	var p Prelogin
-	if err := p.Decode(payload); err != nil {
-		t.Fatal(err)
-	}
 	want := Prelogin{Version: [4]byte{9, 0, 0, 0}, Encryption: EncryptOn, HasThreadID: true, ThreadID: 0x0DB8, MARS: 1}
-	if !reflect.DeepEqual(p, want) {
-		t.Fatalf("got %+v want %+v", p, want)
-	}
 	// Our encoder writes the same options in the same order, so the bytes match.
-	if got := p.Encode(nil); !bytes.Equal(got, payload) {
-		t.Fatalf("Encode:\n got % x\nwant % x", got, payload)
-	}
+	wireExact(t, payload, want, infallible((*Prelogin).Encode))
 }
 
 func TestWirePreloginRoundTrip(t *testing.T) {
@@ -63,17 +54,8 @@ func TestWirePreloginFixture(t *testing.T) {
 		00               // instance matches
 		00               // MARS off
 		00               // federated authentication not required`)
-	var p Prelogin
-	if err := p.Decode(b); err != nil {
-		t.Fatal(err)
-	}
 	want := Prelogin{Version: [4]byte{16, 0, 7, 0xD0}, Encryption: EncryptNotSup, HasThreadID: true, EmptyThreadID: true, HasFedAuthRequired: true}
-	if !reflect.DeepEqual(p, want) {
-		t.Fatalf("got %+v", p)
-	}
-	if got := p.Encode(nil); !bytes.Equal(got, b) {
-		t.Fatalf("Encode:\n got % x\nwant % x", got, b)
-	}
+	wireExact(t, b, want, infallible((*Prelogin).Encode))
 }
 
 func TestWirePreloginReject(t *testing.T) {

@@ -11,19 +11,9 @@ import (
 // TestWireRPCSpec decodes MS-TDS 4.8 and re-encodes it byte for byte.
 func TestWireRPCSpec(t *testing.T) {
 	payload := wireMessage(t, "4.8-rpc-request", PacketRPC)
-	var r RPCRequest
-	if err := r.Decode(payload); err != nil {
-		t.Fatal(err)
-	}
 	want := RPCRequest{TxnDescriptor: 0x0100000000000000, ProcName: "foo3",
 		Params: []RPCParam{{Status: ParamDefault, Type: TypeInfo{Type: TypeIntN, Size: 2}, Value: []byte{0}}}}
-	if !reflect.DeepEqual(r, want) {
-		t.Fatalf("got %+v", r)
-	}
-	got, err := r.Encode(nil)
-	if err != nil || !bytes.Equal(got, payload) {
-		t.Fatalf("Encode: %v\n got % x\nwant % x", err, got, payload)
-	}
+	wireExact(t, payload, want, (*RPCRequest).Encode)
 }
 
 func TestWireRPCFixture(t *testing.T) {
@@ -40,20 +30,11 @@ func TestWireRPCFixture(t *testing.T) {
 		01                       // fByRefValue (OUTPUT)
 		26 08                    // INTN(8)
 		00                       // NULL`)
-	var r RPCRequest
-	if err := r.Decode(b); err != nil {
-		t.Fatal(err)
-	}
 	want := RPCRequest{OutstandingRequests: 1, ProcID: ProcIDExecuteSQL, Params: []RPCParam{
 		{Type: TypeInfo{Type: TypeNVarChar, Size: 8000, Collation: wireLatin1}, Value: []byte{2, 0, '1', 0}},
 		{Name: "@x", Status: ParamByRef, Type: TypeInfo{Type: TypeIntN, Size: 8}, Value: []byte{0}},
 	}}
-	if !reflect.DeepEqual(r, want) {
-		t.Fatalf("got %+v", r)
-	}
-	if re, err := r.Encode(nil); err != nil || !bytes.Equal(re, b) {
-		t.Fatalf("Encode %v % x", err, re)
-	}
+	wireExact(t, b, want, (*RPCRequest).Encode)
 }
 
 func TestWireRPCRoundTrip(t *testing.T) {

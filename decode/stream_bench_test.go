@@ -45,23 +45,13 @@ var benchShapes = []benchShape{
 
 func (s benchShape) name() string {
 	n := s.table
-	if s.nbc {
-		n += "/nbc"
-	}
-	if s.discard {
-		n += "/discard"
-	}
-	if s.nop {
-		n += "/nopsink"
-	}
-	if s.nopB {
-		n += "/nopbytes"
-	}
-	if s.slow {
-		n += "/4call"
-	}
-	if s.big {
-		n += "/dram"
+	for _, f := range [...]struct {
+		on     bool
+		suffix string
+	}{{s.nbc, "/nbc"}, {s.discard, "/discard"}, {s.nop, "/nopsink"}, {s.nopB, "/nopbytes"}, {s.slow, "/4call"}, {s.big, "/dram"}} {
+		if f.on {
+			n += f.suffix
+		}
 	}
 	return n
 }

@@ -293,52 +293,41 @@ type keySplitter struct {
 // signBit maps int64 to uint64 preserving order.
 const signBit = 1 << 63
 
+// ordinalOf is a keySplitter's ordinal for key values of type T.
+func ordinalOf[T any](ord func(T) uint64) func(any) (uint64, error) {
+	return func(v any) (uint64, error) {
+		x, ok := v.(T)
+		if !ok {
+			return 0, fmt.Errorf("unexpected %T", v)
+		}
+		return ord(x), nil
+	}
+}
+
+// signedBound is the bound of the kinds whose ordinal is an int64 with
+// its sign bit flipped.
+func signedBound(typ string, o uint64) Bound { return Bound{Type: typ, Int: int64(o ^ signBit)} }
+
 func splitter(k decode.Kind) (keySplitter, bool) {
 	switch k.Class() {
 	case decode.ClassInteger:
-		return keySplitter{
-			ordinal: func(v any) (uint64, error) {
-				i, ok := v.(int64)
-				if !ok {
-					return 0, fmt.Errorf("unexpected %T", v)
-				}
-				return uint64(i) ^ signBit, nil
-			},
-			bound: func(typ string, o uint64) Bound { return Bound{Type: typ, Int: int64(o ^ signBit)} },
-		}, true
+		return keySplitter{ordinal: ordinalOf(func(i int64) uint64 { return uint64(i) ^ signBit }), bound: signedBound}, true
 	case decode.ClassDate:
-		return keySplitter{
-			ordinal: func(v any) (uint64, error) {
-				d, ok := v.(decode.Date)
-				if !ok {
-					return 0, fmt.Errorf("unexpected %T", v)
-				}
-				return uint64(int64(d)) ^ signBit, nil
-			},
-			bound: func(typ string, o uint64) Bound { return Bound{Type: typ, Int: int64(o ^ signBit)} },
-		}, true
+		return keySplitter{ordinal: ordinalOf(func(d decode.Date) uint64 { return uint64(int64(d)) ^ signBit }), bound: signedBound}, true
 	case decode.ClassDateTime:
 		return keySplitter{
-			ordinal: func(v any) (uint64, error) {
-				d, ok := v.(decode.DateTime)
-				if !ok {
-					return 0, fmt.Errorf("unexpected %T", v)
-				}
-				return uint64(int64(d.Days)*decode.TicksPerDay+d.Ticks) ^ signBit, nil
-			},
-			bound: func(typ string, o uint64) Bound { return Bound{Type: typ, Int: int64(o ^ signBit)} },
+			ordinal: ordinalOf(func(d decode.DateTime) uint64 {
+				return uint64(int64(d.Days)*decode.TicksPerDay+d.Ticks) ^ signBit
+			}),
+			bound: signedBound,
 		}, true
 	}
 	if k == decode.KindUniqueIdentifier {
 		return keySplitter{
-			ordinal: func(v any) (uint64, error) {
-				g, ok := v.(decode.GUID)
-				if !ok {
-					return 0, fmt.Errorf("unexpected %T", v)
-				}
+			ordinal: ordinalOf(func(g decode.GUID) uint64 {
 				key := g.SQLServerOrderKey()
-				return binary.BigEndian.Uint64(key[:8]), nil
-			},
+				return binary.BigEndian.Uint64(key[:8])
+			}),
 			bound: func(typ string, o uint64) Bound {
 				var key [16]byte
 				binary.BigEndian.PutUint64(key[:8], o)

@@ -65,6 +65,15 @@ func bothReadModes(t *testing.T, f func(t *testing.T, readAhead int)) {
 	t.Run("direct", func(t *testing.T) { f(t, -1) })
 }
 
+// connectFaulty starts a server with faults and connects to it with
+// readAhead as the session's ReadAhead.
+func connectFaulty(t *testing.T, faults tdsserver.Faults, readAhead int) (*tdsserver.Server, *Conn) {
+	t.Helper()
+	srv, cfg := startFaulty(t, faults)
+	cfg.ReadAhead = readAhead
+	return srv, mustConnect(t, cfg)
+}
+
 func mustConnect(t testing.TB, cfg Config) *Conn {
 	t.Helper()
 	c, err := Connect(context.Background(), cfg)
@@ -405,9 +414,7 @@ func TestIntegrationStalledServerTimesOut(t *testing.T) {
 }
 
 func testIntegrationStalledServerTimesOut(t *testing.T, readAhead int) {
-	srv, cfg := startFaulty(t, tdsserver.Faults{StallAfterRows: 1000, Stall: 30 * time.Second, Table: "poc48"})
-	cfg.ReadAhead = readAhead
-	c := mustConnect(t, cfg)
+	srv, c := connectFaulty(t, tdsserver.Faults{StallAfterRows: 1000, Stall: 30 * time.Second, Table: "poc48"}, readAhead)
 	const budget = time.Second
 	start := time.Now()
 	res, err := c.Query(context.Background(), Query{SQL: "SELECT * FROM dbo.poc48", Timeout: TimeoutOf(budget)}, &sleepySink{})
@@ -439,9 +446,7 @@ func TestIntegrationNoTimeoutNeverFires(t *testing.T) {
 }
 
 func testIntegrationNoTimeoutNeverFires(t *testing.T, readAhead int) {
-	_, cfg := startFaulty(t, tdsserver.Faults{StallAfterRows: 100, Stall: 700 * time.Millisecond, Table: "odbc5"})
-	cfg.ReadAhead = readAhead
-	c := mustConnect(t, cfg)
+	_, c := connectFaulty(t, tdsserver.Faults{StallAfterRows: 100, Stall: 700 * time.Millisecond, Table: "odbc5"}, readAhead)
 	res, err := c.Query(context.Background(), Query{SQL: "SELECT TOP 500 * FROM dbo.odbc5", Timeout: NoTimeout}, nil)
 	if err != nil || res.Rows != 500 {
 		t.Fatalf("%v, %d rows", err, res.Rows)
@@ -522,9 +527,7 @@ func testIntegrationCancelMidTable(t *testing.T, readAhead int) {
 func TestIntegrationCancelDuringWait(t *testing.T) { bothReadModes(t, testIntegrationCancelDuringWait) }
 
 func testIntegrationCancelDuringWait(t *testing.T, readAhead int) {
-	srv, cfg := startFaulty(t, tdsserver.Faults{StallAfterRows: 100, Stall: 30 * time.Second, Table: "poc48"})
-	cfg.ReadAhead = readAhead
-	c := mustConnect(t, cfg)
+	srv, c := connectFaulty(t, tdsserver.Faults{StallAfterRows: 100, Stall: 30 * time.Second, Table: "poc48"}, readAhead)
 	ctx, cancel := context.WithCancel(context.Background())
 	var rows atomic.Int64
 	sink := &sleepySink{onRow: func(n int) {
@@ -558,9 +561,7 @@ func TestIntegrationConnectionDropIsTransient(t *testing.T) {
 }
 
 func testIntegrationConnectionDropIsTransient(t *testing.T, readAhead int) {
-	_, cfg := startFaulty(t, tdsserver.Faults{CloseAfterRows: 50, Table: "odbc5"})
-	cfg.ReadAhead = readAhead
-	c := mustConnect(t, cfg)
+	_, c := connectFaulty(t, tdsserver.Faults{CloseAfterRows: 50, Table: "odbc5"}, readAhead)
 	_, err := c.Query(context.Background(), Query{SQL: "SELECT * FROM dbo.odbc5"}, nil)
 	if err == nil || !IsTransient(err) || !c.Broken() {
 		t.Fatalf("err = %v (transient %v, broken %v)", err, IsTransient(err), c.Broken())

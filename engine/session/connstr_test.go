@@ -44,14 +44,20 @@ func TestConnStringURL(t *testing.T) {
 			Config{Host: "host", User: "sa", PasswordEnv: "MY_PW"}},
 	}
 	for _, tc := range cases {
-		got, err := ParseConnString(tc.in)
-		if err != nil {
-			t.Errorf("%q: %v", tc.in, err)
-			continue
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%q:\n got %#v\nwant %#v", tc.in, got, tc.want)
-		}
+		checkConnString(t, tc.in, tc.want)
+	}
+}
+
+// checkConnString checks that in parses, to want.
+func checkConnString(t *testing.T, in string, want Config) {
+	t.Helper()
+	got, err := ParseConnString(in)
+	if err != nil {
+		t.Errorf("%q: %v", in, err)
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%q:\n got %#v\nwant %#v", in, got, want)
 	}
 }
 
@@ -96,20 +102,13 @@ func TestConnStringADO(t *testing.T) {
 		{"Server=host;ConnectRetryCount=0", Config{Host: "host"}},
 	}
 	for _, tc := range cases {
-		got, err := ParseConnString(tc.in)
 		if reflect.DeepEqual(tc.want, Config{}) {
-			if err == nil {
+			if got, err := ParseConnString(tc.in); err == nil {
 				t.Errorf("%q: want an error, got %#v", tc.in, got)
 			}
 			continue
 		}
-		if err != nil {
-			t.Errorf("%q: %v", tc.in, err)
-			continue
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%q:\n got %#v\nwant %#v", tc.in, got, tc.want)
-		}
+		checkConnString(t, tc.in, tc.want)
 	}
 }
 

@@ -298,8 +298,7 @@ func (s *Session) execSelect(st *selectStmt, ps *paramSet) (Result, error) {
 		if streamable {
 			if percent > 0 {
 				if residual != nil {
-					return Result{}, &Error{Number: 50000, Class: 16, State: 1, Line: st.Line,
-						Message: "sqlexec: TOP PERCENT with a non-key filter is not supported by the tdsextract test server"}
+					return Result{}, errUnsupported(st.Line, "TOP PERCENT with a non-key filter is")
 				}
 				top = int64(math.Ceil(float64(countRows(ranges)) * percent / 100))
 			}

@@ -680,11 +680,7 @@ func (sc *scope) eval(x expr, e *env) (any, error) {
 		}
 		return x.Not, nil
 	case *betweenExpr:
-		v, err := sc.eval(x.E, e)
-		if err != nil {
-			return nil, err
-		}
-		lo, err := sc.eval(x.Lo, e)
+		v, lo, err := sc.eval2(x.E, x.Lo, e)
 		if err != nil {
 			return nil, err
 		}
@@ -702,11 +698,7 @@ func (sc *scope) eval(x expr, e *env) (any, error) {
 		}
 		return (c1 >= 0 && c2 <= 0) != x.Not, nil
 	case *likeExpr:
-		v, err := sc.eval(x.E, e)
-		if err != nil {
-			return nil, err
-		}
-		p, err := sc.eval(x.Pat, e)
+		v, p, err := sc.eval2(x.E, x.Pat, e)
 		if err != nil {
 			return nil, err
 		}
@@ -761,6 +753,19 @@ func negate(v any) (any, error) {
 	return nil, newError(8117, 16, 1, 1, "Operand data type %s is invalid for minus operator.", sqlTypeNameOfValue(v))
 }
 
+// eval2 evaluates a, then b (not b when a fails).
+func (sc *scope) eval2(a, b expr, e *env) (any, any, error) {
+	av, err := sc.eval(a, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	bv, err := sc.eval(b, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	return av, bv, nil
+}
+
 func (sc *scope) evalBin(x *binExpr, e *env) (any, error) {
 	if x.Op == "AND" || x.Op == "OR" {
 		// Three-valued logic: dom (false for AND, true for OR) decides the
@@ -786,11 +791,7 @@ func (sc *scope) evalBin(x *binExpr, e *env) (any, error) {
 		}
 		return nil, nil
 	}
-	l, err := sc.eval(x.L, e)
-	if err != nil {
-		return nil, err
-	}
-	r, err := sc.eval(x.R, e)
+	l, r, err := sc.eval2(x.L, x.R, e)
 	if err != nil {
 		return nil, err
 	}

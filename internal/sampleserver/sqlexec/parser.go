@@ -366,39 +366,23 @@ func (p *parser) selectStmt() (stmt, error) {
 		}
 		s.From = f
 	}
-	if p.accept("WHERE") {
-		e, err := p.expr()
-		if err != nil {
-			return nil, err
-		}
-		s.Where = e
+	var err error
+	if s.Where, err = p.clauseExpr("WHERE", p.expr); err != nil {
+		return nil, err
 	}
 	if p.peek().is("GROUP") {
-		p.next()
-		if err := p.expect("BY"); err != nil {
+		if err := p.byClause(); err != nil {
 			return nil, err
 		}
-		for {
-			e, err := p.expr()
-			if err != nil {
-				return nil, err
-			}
-			s.GroupBy = append(s.GroupBy, e)
-			if !p.acceptOp(",") {
-				break
-			}
+		if s.GroupBy, err = p.exprList(); err != nil {
+			return nil, err
 		}
 	}
-	if p.accept("HAVING") {
-		e, err := p.expr()
-		if err != nil {
-			return nil, err
-		}
-		s.Having = e
+	if s.Having, err = p.clauseExpr("HAVING", p.expr); err != nil {
+		return nil, err
 	}
 	if p.peek().is("ORDER") {
-		p.next()
-		if err := p.expect("BY"); err != nil {
+		if err := p.byClause(); err != nil {
 			return nil, err
 		}
 		for {
@@ -426,29 +410,19 @@ func (p *parser) selectStmt() (stmt, error) {
 		if s.Top != nil {
 			return nil, newError(10741, 15, 1, t.Line, "A TOP can not be used in the same query or sub-query as a OFFSET.")
 		}
-		e, err := p.additive()
-		if err != nil {
+		if s.Offset, err = p.rowCount(); err != nil {
 			return nil, err
 		}
-		if !p.accept("ROWS") && !p.accept("ROW") {
-			return nil, errSyntax(p.peek())
-		}
-		s.Offset = e
 		if p.accept("FETCH") {
 			if !p.accept("NEXT") && !p.accept("FIRST") {
 				return nil, errSyntax(p.peek())
 			}
-			e, err := p.additive()
-			if err != nil {
+			if s.Fetch, err = p.rowCount(); err != nil {
 				return nil, err
-			}
-			if !p.accept("ROWS") && !p.accept("ROW") {
-				return nil, errSyntax(p.peek())
 			}
 			if err := p.expect("ONLY"); err != nil {
 				return nil, err
 			}
-			s.Fetch = e
 		}
 	}
 	if p.accept("OPTION") {
@@ -568,8 +542,7 @@ func (p *parser) fromClause() ([]fromItem, error) {
 			}
 			kind = joinCross
 		case t.is("RIGHT") || t.is("FULL"):
-			return nil, &Error{Number: 50000, Class: 16, State: 1, Line: t.Line,
-				Message: "sqlexec: RIGHT and FULL joins are not supported by the tdsextract test server"}
+			return nil, errUnsupported(t.Line, "RIGHT and FULL joins are")
 		default:
 			return out, nil
 		}
@@ -595,8 +568,7 @@ func (p *parser) fromClause() ([]fromItem, error) {
 func (p *parser) tableRef() (fromItem, error) {
 	t := p.peek()
 	if t.isOp("(") {
-		return fromItem{}, &Error{Number: 50000, Class: 16, State: 1, Line: t.Line,
-			Message: "sqlexec: derived tables are not supported by the tdsextract test server"}
+		return fromItem{}, errUnsupported(t.Line, "derived tables are")
 	}
 	name, err := p.multiPart()
 	if err != nil {
@@ -678,6 +650,48 @@ func (p *parser) multiPart() ([]string, error) {
 			p.next()
 		}
 	}
+}
+
+// clauseExpr parses "kw operand" when the next token is kw; without it the
+// clause is absent and the expression nil.
+func (p *parser) clauseExpr(kw string, operand func() (expr, error)) (expr, error) {
+	if !p.accept(kw) {
+		return nil, nil
+	}
+	return operand()
+}
+
+// exprList parses expr [, expr]...
+func (p *parser) exprList() ([]expr, error) {
+	var list []expr
+	for {
+		e, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, e)
+		if !p.acceptOp(",") {
+			return list, nil
+		}
+	}
+}
+
+// byClause takes GROUP BY or ORDER BY once the first word is seen.
+func (p *parser) byClause() error {
+	p.next()
+	return p.expect("BY")
+}
+
+// rowCount parses the "n ROWS" of OFFSET and FETCH.
+func (p *parser) rowCount() (expr, error) {
+	e, err := p.additive()
+	if err != nil {
+		return nil, err
+	}
+	if !p.accept("ROWS") && !p.accept("ROW") {
+		return nil, errSyntax(p.peek())
+	}
+	return e, nil
 }
 
 // Expressions, by precedence (lowest first).
@@ -825,20 +839,13 @@ func (p *parser) predicate() (expr, error) {
 			return nil, err
 		}
 		if p.peek().is("SELECT") {
-			return nil, &Error{Number: 50000, Class: 16, State: 1, Line: t.Line,
-				Message: "sqlexec: subqueries are not supported by the tdsextract test server"}
+			return nil, errUnsupported(t.Line, "subqueries are")
 		}
-		in := &inExpr{E: l, Not: not}
-		for {
-			e, err := p.expr()
-			if err != nil {
-				return nil, err
-			}
-			in.List = append(in.List, e)
-			if !p.acceptOp(",") {
-				break
-			}
+		list, err := p.exprList()
+		if err != nil {
+			return nil, err
 		}
+		in := &inExpr{E: l, Not: not, List: list}
 		if err := p.expectOp(")"); err != nil {
 			return nil, err
 		}
@@ -863,15 +870,11 @@ func (p *parser) predicate() (expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		lk := &likeExpr{E: l, Pat: pat, Not: not}
-		if p.accept("ESCAPE") {
-			esc, err := p.additive()
-			if err != nil {
-				return nil, err
-			}
-			lk.Escape = esc
+		esc, err := p.clauseExpr("ESCAPE", p.additive)
+		if err != nil {
+			return nil, err
 		}
-		return lk, nil
+		return &likeExpr{E: l, Pat: pat, Not: not, Escape: esc}, nil
 	}
 	return l, nil
 }
@@ -966,8 +969,7 @@ func (p *parser) primary() (expr, error) {
 		if t.isOp("(") {
 			p.next()
 			if p.peek().is("SELECT") {
-				return nil, &Error{Number: 50000, Class: 16, State: 1, Line: t.Line,
-					Message: "sqlexec: subqueries are not supported by the tdsextract test server"}
+				return nil, errUnsupported(t.Line, "subqueries are")
 			}
 			e, err := p.expr()
 			if err != nil {
@@ -1000,8 +1002,7 @@ func (p *parser) primary() (expr, error) {
 				return &funcExpr{Name: upper(t.Text), Line: t.Line}, nil
 			}
 		case "EXISTS":
-			return nil, &Error{Number: 50000, Class: 16, State: 1, Line: t.Line,
-				Message: "sqlexec: subqueries are not supported by the tdsextract test server"}
+			return nil, errUnsupported(t.Line, "subqueries are")
 		}
 		if reserved[upper(t.Text)] && !p.peekAt(1).isOp("(") {
 			return nil, errSyntax(t)
@@ -1055,22 +1056,16 @@ func (p *parser) primary() (expr, error) {
 	} else {
 		p.accept("ALL")
 	}
-	for {
-		e, err := p.expr()
-		if err != nil {
-			return nil, err
-		}
-		f.Args = append(f.Args, e)
-		if !p.acceptOp(",") {
-			break
-		}
+	args, err := p.exprList()
+	if err != nil {
+		return nil, err
 	}
+	f.Args = args
 	if err := p.expectOp(")"); err != nil {
 		return nil, err
 	}
 	if p.peek().is("OVER") {
-		return nil, &Error{Number: 50000, Class: 16, State: 1, Line: t.Line,
-			Message: "sqlexec: window functions are not supported by the tdsextract test server"}
+		return nil, errUnsupported(t.Line, "window functions are")
 	}
 	return f, nil
 }
@@ -1102,12 +1097,9 @@ func (p *parser) caseExpr() (expr, error) {
 	if len(c.Whens) == 0 {
 		return nil, errSyntax(p.peek())
 	}
-	if p.accept("ELSE") {
-		e, err := p.expr()
-		if err != nil {
-			return nil, err
-		}
-		c.Else = e
+	var err error
+	if c.Else, err = p.clauseExpr("ELSE", p.expr); err != nil {
+		return nil, err
 	}
 	if err := p.expect("END"); err != nil {
 		return nil, err

@@ -204,8 +204,7 @@ func (s *Session) execStmt(st stmt, ps *paramSet) ([]Result, error) {
 		case "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "TRUNCATE", "MERGE", "BULK":
 			return nil, errReadOnly(st.Line, s.Database)
 		}
-		return nil, &Error{Number: 50000, Class: 16, State: 1, Line: st.Line,
-			Message: "sqlexec: " + st.Verb + " statements are not supported by the tdsextract test server"}
+		return nil, errUnsupported(st.Line, ""+st.Verb+" statements are")
 	}
 	return nil, &Error{Number: 50000, Class: 16, State: 1, Line: st.line(), Message: "sqlexec: unsupported statement"}
 }

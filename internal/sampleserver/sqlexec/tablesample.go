@@ -193,8 +193,7 @@ func (sc *scope) sampleOf(f fromItem, i int, src *source) (*pageSample, error) {
 		return nil, newError(494, 16, 1, f.Line, "The TABLESAMPLE clause can only be used with local tables.")
 	}
 	if i > 0 {
-		return nil, &Error{Number: 50000, Class: 16, State: 1, Line: f.Line,
-			Message: "sqlexec: TABLESAMPLE on a joined table is not supported by the tdsextract test server"}
+		return nil, errUnsupported(f.Line, "TABLESAMPLE on a joined table is")
 	}
 	return sc.resolveSample(f.Sample, src.t)
 }

@@ -386,17 +386,14 @@ func (g *spatial) wktBody(b *strings.Builder, k, depth int) {
 	s := g.shapes[k]
 	flo, fhi := g.figures(k)
 	switch s.kind {
-	case 1, 2:
+	case 1, 2, 3: // point, line string, polygon: figures, no child shapes
 		if flo == fhi {
 			b.WriteString(" EMPTY")
 			return
 		}
-		b.WriteByte(' ')
-		g.writeRing(b, flo)
-		return
-	case 3:
-		if flo == fhi {
-			b.WriteString(" EMPTY")
+		if s.kind != 3 {
+			b.WriteByte(' ')
+			g.writeRing(b, flo)
 			return
 		}
 		b.WriteString(" (")
