@@ -139,7 +139,7 @@ func inspectTable(ctx context.Context, w io.Writer, conn *session.Conn, ex *engi
 	if err != nil {
 		return fail(engine.KindExtract, err)
 	}
-	proj, err := catalog.Project(tab, ex.Columns, ex.Convert)
+	proj, err := ex.Project(tab)
 	if err != nil {
 		return fail(engine.KindConfig, err)
 	}
