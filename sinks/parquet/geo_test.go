@@ -274,6 +274,14 @@ func TestParquetGeoParquet(t *testing.T) {
 	if err := duck.QueryRow("SELECT decode(value) FROM parquet_kv_metadata(" + sqlQuoteTest(st.Files[0]) + ") WHERE decode(key) = 'geo'").Scan(&fromDuck); err != nil {
 		t.Fatalf("duckdb parquet_kv_metadata: %v", err)
 	}
+	var gType, mType string
+	if err := duck.QueryRow("SELECT typeof(g), typeof(m) FROM read_parquet("+sqlQuoteTest(st.Files[0])+") LIMIT 1").Scan(&gType, &mType); err != nil {
+		t.Fatal(err)
+	}
+	// DuckDB reads both as geometries, in the CRS the metadata gives.
+	if gType != "GEOMETRY('OGC:CRS84')" || mType != "GEOMETRY('"+epsgCRS(2193)+"')" {
+		t.Errorf("DuckDB reads g as %s, m as %s", gType, mType)
+	}
 	if kv == nil || *kv != fromDuck {
 		t.Fatalf("geo metadata: arrow-go %v, DuckDB %q", kv, fromDuck)
 	}
