@@ -308,6 +308,10 @@ type geoColumn struct {
 	types     uint16 // bit t: OGC type t 2-D; bit 8+t: with Z
 	srid      int32
 	sridSeen  bool
+	// mixed: the file's values have more than one SRID. GeoParquet has
+	// one CRS per column, so the column says "crs": null (unknown)
+	// rather than the run failing on valid data; the WKB is the same.
+	mixed bool
 }
 
 // geoMetadata is the GeoParquet 1.1 "geo" key-value metadata of a file's
@@ -352,6 +356,9 @@ func geoMetadata(cols []geoColumn) string {
 // crsMember is the "crs" member of column c's metadata (see The CRS of a
 // column below), with its leading comma; "" for none.
 func crsMember(c geoColumn) string {
+	if c.mixed {
+		return `,"crs":null` // several SRIDs: no one CRS is right
+	}
 	srid := c.srid
 	if !c.sridSeen {
 		if !c.geography {
@@ -380,8 +387,7 @@ func (s *Sink) toWKB(col int, c *colBuf) bool {
 	if !gc.sridSeen {
 		gc.srid, gc.sridSeen = g.srid, true
 	} else if g.srid != gc.srid {
-		s.fail(fmt.Errorf("parquet: column %q, row %d: SRID %d after SRID %d; GeoParquet has one CRS per column (select one SRID per extract, or [col].STAsBinary() for plain WKB)", c.name, s.rows+1, g.srid, gc.srid))
-		return false
+		gc.mixed = true
 	}
 	var mask uint16
 	s.wkb, mask = g.appendWKB(s.wkb[:0], 0)

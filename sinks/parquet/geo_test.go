@@ -319,8 +319,8 @@ func TestParquetGeoParquet(t *testing.T) {
 	}
 }
 
-// TestParquetGeoRefused: a curve, a second SRID in one column and a broken
-// value fail the run naming column and row; nothing is published.
+// TestParquetGeoRefused: a curve and a broken value fail the run naming
+// column and row; nothing is published.
 func TestParquetGeoRefused(t *testing.T) {
 	cols := []decode.Column{ncol("g", decode.TypeInfo{Type: decode.TypeUDT, UDTName: "geometry"})}
 	point := clrValue{srid: 4326, pts: [][]float64{{1, 2}}, shapes: []clrShape{{-1, 0, ogcPoint}}}
@@ -333,7 +333,6 @@ func TestParquetGeoRefused(t *testing.T) {
 		want string
 	}{
 		{"curve", arc.bytes(), "STCurveToLine()"},
-		{"srid", other.bytes(), "SRID 3857 after SRID 4326"},
 		{"truncated", point.bytes()[:10], "truncated"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -547,6 +546,7 @@ func TestParquetGeoCRS(t *testing.T) {
 		{geoColumn{geography: true}, ""}, // no value: SQL Server's default SRID
 		{geoColumn{srid: 4326, sridSeen: true}, ""},
 		{geoColumn{srid: 0, sridSeen: true}, `,"crs":null`},
+		{geoColumn{geography: true, srid: 4326, sridSeen: true, mixed: true}, `,"crs":null`},
 		{geoColumn{}, `,"crs":null`},
 		{geoColumn{srid: 3035, sridSeen: true}, `,"crs":null`}, // an EPSG code the sink does not define
 		{geoColumn{geography: true, srid: 4258, sridSeen: true}, `,"crs":` + epsgCRS(4258)},
@@ -576,5 +576,39 @@ func TestParquetGeoCRSProj(t *testing.T) {
 		if want := fmt.Sprintf("EPSG:%d: 100 %%", c); err != nil || !strings.Contains(string(out), want) {
 			t.Errorf("SRID %d: projinfo says (%v):\n%s", c, err, out)
 		}
+	}
+}
+
+// A column whose values carry two SRIDs is written, every value's WKB as
+// it is, with "crs": null: GeoParquet has one CRS per column.
+func TestParquetGeoMixedSRID(t *testing.T) {
+	cols := []decode.Column{ncol("g", decode.TypeInfo{Type: decode.TypeUDT, UDTName: "geometry"})}
+	point := clrValue{srid: 4326, pts: [][]float64{{1, 2}}, shapes: []clrShape{{-1, 0, ogcPoint}}}
+	other := clrValue{srid: 3857, pts: [][]float64{{3, 4}}, shapes: []clrShape{{-1, 0, ogcPoint}}}
+	st := writeTable(t, Config{Path: t.TempDir() + "/"}, cols, [][]cell{{{Kind: 'x', X: point.bytes()}}, {{Kind: 'x', X: other.bytes()}}})
+	res := readBack(t, st.Files[0])
+	for i, want := range []string{"POINT (1 2)", "POINT (3 4)"} {
+		raw, err := hexBytes(res.rows[i][0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := wkbText(raw); err != nil || got != want {
+			t.Errorf("row %d: %q (%v), want %q", i, got, err, want)
+		}
+	}
+	rdr, err := file.OpenParquetFile(st.Files[0], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	kv := rdr.MetaData().KeyValueMetadata().FindValue("geo")
+	var meta struct {
+		Columns map[string]map[string]json.RawMessage `json:"columns"`
+	}
+	if kv == nil || json.Unmarshal([]byte(*kv), &meta) != nil {
+		t.Fatalf("geo metadata %v", kv)
+	}
+	if crs, ok := meta.Columns["g"]["crs"]; !ok || string(crs) != "null" {
+		t.Errorf("crs of a column with SRIDs 4326 and 3857: %s (present %v), want null", crs, ok)
 	}
 }
