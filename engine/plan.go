@@ -83,6 +83,24 @@ type ExtractPlan struct {
 // IsTable reports whether the extract reads a table (not a query).
 func (e *ExtractPlan) IsTable() bool { return e.Table != "" }
 
+// Reads is what the extract's sinks take as the server stores it, as their
+// factories declare: the one SELECT feeds every sink, so a column is
+// selected unconverted only when all of them read it so.
+func (e *ExtractPlan) Reads() catalog.Reads {
+	r := catalog.Reads{Spatial: len(e.Sinks) > 0}
+	for _, sp := range e.Sinks {
+		r.Spatial = r.Spatial && sp.Factory.ReadsSpatial
+	}
+	return r
+}
+
+// Project is the select list of a table extract t: its columns, the
+// default conversions its sinks need and its overrides. The run and
+// `inspect` both build it here, so what inspect shows is what runs.
+func (e *ExtractPlan) Project(t *catalog.Table) (*catalog.Projection, error) {
+	return catalog.Project(t, e.Columns, e.Convert, e.Reads())
+}
+
 // SinkPlan is one sink of an extract: its factory and its options,
 // already resolved against the factory's spec (defaults filled in).
 type SinkPlan struct {

@@ -157,7 +157,7 @@ func (x *unit) buildSQL(context.Context) error {
 	if !x.ex.IsTable() {
 		x.sql = x.ex.Query
 	} else {
-		p, err := catalog.Project(x.table, x.ex.Columns, x.ex.Convert)
+		p, err := x.ex.Project(x.table)
 		if err != nil {
 			var uc *catalog.UnknownColumnError
 			if errors.As(err, &uc) {

@@ -126,6 +126,11 @@ type Factory struct {
 	// Mapping describes how a sink created with options would map cols,
 	// for `inspect`, without creating one. Optional.
 	Mapping func(options map[string]any, cols []decode.Column) ([]ColumnMapping, error)
+	// ReadsSpatial says the sink takes geography and geometry values in
+	// SQL Server's own serialization, SRID included, and converts them
+	// itself: a table extract whose sinks all say so selects those columns
+	// as they are rather than through STAsBinary() (WKB without the SRID).
+	ReadsSpatial bool
 	// Combine, when set, is called once every part of an extract that ran
 	// in several parts (info.Parts > 1) has published: the sink's parts
 	// were published somewhere staged and Combine makes them visible

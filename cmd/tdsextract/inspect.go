@@ -139,7 +139,7 @@ func inspectTable(ctx context.Context, w io.Writer, conn *session.Conn, ex *engi
 	if err != nil {
 		return fail(engine.KindExtract, err)
 	}
-	proj, err := catalog.Project(tab, ex.Columns, ex.Convert)
+	proj, err := ex.Project(tab)
 	if err != nil {
 		return fail(engine.KindConfig, err)
 	}
@@ -151,6 +151,9 @@ func inspectTable(ctx context.Context, w io.Writer, conn *session.Conn, ex *engi
 		return fail(engine.KindExtract, fmt.Errorf("the server described %d columns for %d selected", len(wire), len(proj.Items)))
 	}
 	fmt.Fprintf(w, "%s  (%d columns, about %d rows)\n  select: %s\n", tab.FullName(), len(proj.Items), tab.RowCount, proj.SQL(ex.Where))
+	if n := spatialNote(ex, proj); n != "" {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
 	if inc := ex.Incremental; inc != nil {
 		last := "none yet: the next run exports every row"
 		if st, err := incremental.Load(inc.StateFile); err != nil {
@@ -176,6 +179,33 @@ func inspectTable(ctx context.Context, w io.Writer, conn *session.Conn, ex *engi
 	printKeys(w, tab)
 	fmt.Fprintln(w)
 	return lossy, nil
+}
+
+// spatialNote says why geography and geometry columns go through their
+// default conversion although some of the extract's sinks read them as
+// stored ("" when none does so): the one SELECT serves every sink.
+func spatialNote(ex *engine.ExtractPlan, proj *catalog.Projection) string {
+	if ex.Reads().Spatial {
+		return ""
+	}
+	converted := false
+	for _, it := range proj.Items {
+		k := it.Column.Kind()
+		converted = converted || it.Converted && (k == decode.KindGeography || k == decode.KindGeometry)
+	}
+	var raw, conv []string
+	for _, sp := range ex.Sinks {
+		if sp.Factory.ReadsSpatial {
+			raw = append(raw, sp.Type)
+		} else {
+			conv = append(conv, sp.Type)
+		}
+	}
+	if !converted || len(raw) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("spatial: geography and geometry go through STAsBinary() (WKB without the SRID) for %s; an extract whose sinks are only %s selects them as stored, and %s converts them itself with their SRID",
+		strings.Join(conv, ", "), strings.Join(raw, ", "), strings.Join(raw, ", "))
 }
 
 // inspectColumn is a row of inspect's column table.

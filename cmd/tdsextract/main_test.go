@@ -235,6 +235,24 @@ func TestExportAndInspect(t *testing.T) {
 	if strings.Contains(out+errOut, tdsserver.DefaultPassword) {
 		t.Errorf("inspect printed the password")
 	}
+	// Beside csv, which reads STAsBinary(), inspect says why parquet gets
+	// WKB without the SRID; to parquet alone the spatial columns are
+	// selected as stored and mapped to GeoParquet, as a run sends them.
+	if w := "spatial: geography and geometry go through STAsBinary() (WKB without the SRID) for csv; an extract whose sinks are only parquet selects them as stored"; !strings.Contains(out, w) {
+		t.Errorf("inspect to csv and parquet lacks %q:\n%s", w, out)
+	}
+	code, out, errOut = runCLI(t, "inspect", "--source", src, "--password-env", "TEST_PW", "--table", "dbo.type_matrix", "--to", "parquet")
+	if code != 0 {
+		t.Fatalf("inspect --to parquet: code %d\n%s\n%s", code, out, errOut)
+	}
+	for _, w := range []string{"[c_xml], [c_geography], [c_geometry], [c_hierarchyid].ToString() AS [c_hierarchyid]", "BYTE_ARRAY WKB (GeoParquet 1.1"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("inspect --to parquet lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "STAsBinary") {
+		t.Errorf("inspect --to parquet converts spatial columns:\n%s", out)
+	}
 }
 
 func TestExportUsageErrors(t *testing.T) {

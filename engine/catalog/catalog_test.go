@@ -223,7 +223,7 @@ func TestProject(t *testing.T) {
 		{Name: "id", BaseType: "int"}, {Name: "geo", BaseType: "geography"}, {Name: "node", BaseType: "hierarchyid"},
 		{Name: "shape", BaseType: "geometry"}, {Name: "valid_from", BaseType: "datetime2", Hidden: true},
 	}}
-	p, err := Project(tb, nil, []Override{{Column: "SHAPE", Expr: "[shape].STAsText()"}})
+	p, err := Project(tb, nil, []Override{{Column: "SHAPE", Expr: "[shape].STAsText()"}}, Reads{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,15 +237,24 @@ func TestProject(t *testing.T) {
 	if got := p.DescribeSQL(); !strings.HasPrefix(got, "SELECT TOP (0) [id], [geo].STAsBinary() AS [geo]") || strings.Contains(got, "WHERE") {
 		t.Errorf("describe: %s", got)
 	}
-	p, _ = Project(tb, []string{"node", "id", "valid_from"}, []Override{{Column: "node", Expr: "raw"}})
+	p, _ = Project(tb, []string{"node", "id", "valid_from"}, []Override{{Column: "node", Expr: "raw"}}, Reads{})
 	if got := p.SQL(""); got != "SELECT [node], [id], [valid_from] FROM [dbo].[t]" {
 		t.Fatalf("columns + raw + hidden by name: %s", got)
 	}
+	// Sinks that read spatial values serialized get geography and geometry
+	// as stored; hierarchyid keeps its conversion and an override still wins.
+	p, _ = Project(tb, nil, []Override{{Column: "shape", Expr: "[shape].STAsText()"}}, Reads{Spatial: true})
+	if got := p.SQL(""); got != "SELECT [id], [geo], [node].ToString() AS [node], [shape].STAsText() AS [shape] FROM [dbo].[t]" {
+		t.Fatalf("spatial read raw: %s", got)
+	}
+	if p.Items[1].Converted || p.Items[1].Expr != "" {
+		t.Errorf("raw geography item %+v", p.Items[1])
+	}
 	var uc *UnknownColumnError
-	if _, err := Project(tb, []string{"nope"}, nil); !errors.As(err, &uc) || uc.Field != "columns" {
+	if _, err := Project(tb, []string{"nope"}, nil, Reads{}); !errors.As(err, &uc) || uc.Field != "columns" {
 		t.Fatalf("unknown column: %v", err)
 	}
-	if _, err := Project(tb, nil, []Override{{Column: "nope", Expr: "1"}}); !errors.As(err, &uc) || uc.Field != "convert" {
+	if _, err := Project(tb, nil, []Override{{Column: "nope", Expr: "1"}}, Reads{}); !errors.As(err, &uc) || uc.Field != "convert" {
 		t.Fatalf("unknown override: %v", err)
 	}
 	if got := CountSQL("s", "t]x", "a = 1"); got != "SELECT COUNT_BIG(*) FROM [s].[t]]x] WHERE a = 1" {

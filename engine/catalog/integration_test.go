@@ -348,7 +348,7 @@ func TestLoadTableAndProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Project(tm, nil, []Override{{Column: "c_hierarchyid", Expr: "raw"}})
+	p, err := Project(tm, nil, []Override{{Column: "c_hierarchyid", Expr: "raw"}}, Reads{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,27 @@ func DefaultConversion(c *Column) string {
 	return ""
 }
 
+// Reads is what the sinks of an extract take as the server stores it, so
+// Project selects those columns without their default conversion. The
+// SELECT of an extract is one for all its sinks: a field is true only when
+// every sink of the extract reads that form (engine.ExtractPlan.Reads).
+type Reads struct {
+	// Spatial: geography and geometry in SQL Server's own serialization,
+	// which carries each value's SRID (STAsBinary's WKB drops it); the
+	// sink converts it (the Parquet sink to WKB with GeoParquet metadata).
+	Spatial bool
+}
+
+// converts reports whether c goes through its default conversion for
+// sinks that read r.
+func (r Reads) converts(c *Column) bool {
+	switch c.Kind() {
+	case decode.KindGeography, decode.KindGeometry:
+		return !r.Spatial
+	}
+	return true
+}
+
 // Item is one column of a Projection.
 type Item struct {
 	Column *Column
@@ -65,9 +86,10 @@ type Projection struct {
 // Project chooses the columns of t (want; default every column SELECT *
 // returns, in table order) and their expressions: the override for the
 // column when convert has one ("raw" selects it unconverted), else the
-// default conversion. Names are matched case-insensitively; an unknown
-// one is an *UnknownColumnError.
-func Project(t *Table, want []string, convert []Override) (*Projection, error) {
+// default conversion unless the sinks read the column as it is (reads).
+// Names are matched case-insensitively; an unknown one is an
+// *UnknownColumnError.
+func Project(t *Table, want []string, convert []Override, reads Reads) (*Projection, error) {
 	conv := map[string]string{}
 	for _, c := range convert {
 		if t.Column(c.Column) == nil {
@@ -83,7 +105,7 @@ func Project(t *Table, want []string, convert []Override) (*Projection, error) {
 		case ok && strings.EqualFold(expr, "raw"):
 		case ok:
 			it.Expr = expr
-		default:
+		case reads.converts(c):
 			it.Expr = DefaultConversion(c)
 			it.Converted = it.Expr != ""
 		}

@@ -494,7 +494,7 @@ func ciKeyColumns(t *catalog.Table) map[string][]string {
 func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describer) error {
 	schema, name, _ := b.target(t.Schema, t.Name)
 	tp := &TablePlan{Source: t, Schema: schema, Name: name, Identifiers: b.o.Identifiers}
-	all, err := catalog.Project(t, nil, nil)
+	all, err := catalog.Project(t, nil, nil, catalog.Reads{})
 	if err != nil {
 		return err
 	}
@@ -645,7 +645,7 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 			load = append(load, c.Name)
 		}
 	}
-	if tp.Load, err = catalog.Project(t, load, nil); err != nil {
+	if tp.Load, err = catalog.Project(t, load, nil, catalog.Reads{}); err != nil {
 		return err
 	}
 	b.p.Tables = append(b.p.Tables, tp)

@@ -69,8 +69,9 @@
 // offset; uniqueidentifier UUID (RFC byte order);
 // char/varchar/text/nchar/nvarchar/ntext/xml STRING; json
 // JSON; binary(n) and rowversion FIXED_LEN_BYTE_ARRAY(n); varbinary, image,
-// hierarchyid and other UDTs BYTE_ARRAY; geography and geometry, when they
-// arrive raw, BYTE_ARRAY WKB with GeoParquet 1.1 metadata (geo.go); vector LIST<FLOAT>; sql_variant STRING holding the
+// hierarchyid and other UDTs BYTE_ARRAY; geography and geometry, which the
+// factory asks for as stored (ReadsSpatial), BYTE_ARRAY WKB with
+// GeoParquet 1.1 metadata (geo.go); vector LIST<FLOAT>; sql_variant STRING holding the
 // text of its base value. Columns keep the source's names and order;
 // nullable source columns are OPTIONAL, the others REQUIRED.
 //

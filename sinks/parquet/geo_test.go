@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -273,6 +274,14 @@ func TestParquetGeoParquet(t *testing.T) {
 	if err := duck.QueryRow("SELECT decode(value) FROM parquet_kv_metadata(" + sqlQuoteTest(st.Files[0]) + ") WHERE decode(key) = 'geo'").Scan(&fromDuck); err != nil {
 		t.Fatalf("duckdb parquet_kv_metadata: %v", err)
 	}
+	var gType, mType string
+	if err := duck.QueryRow("SELECT typeof(g), typeof(m) FROM read_parquet("+sqlQuoteTest(st.Files[0])+") LIMIT 1").Scan(&gType, &mType); err != nil {
+		t.Fatal(err)
+	}
+	// DuckDB reads both as geometries, in the CRS the metadata gives.
+	if gType != "GEOMETRY('OGC:CRS84')" || mType != "GEOMETRY('"+epsgCRS(2193)+"')" {
+		t.Errorf("DuckDB reads g as %s, m as %s", gType, mType)
+	}
 	if kv == nil || *kv != fromDuck {
 		t.Fatalf("geo metadata: arrow-go %v, DuckDB %q", kv, fromDuck)
 	}
@@ -295,13 +304,23 @@ func TestParquetGeoParquet(t *testing.T) {
 	mt, _ := json.Marshal(m.GeometryTypes)
 	if meta.Version != "1.1.0" || meta.PrimaryColumn != "g" || len(meta.Columns) != 2 ||
 		g.Encoding != "WKB" || string(gt) != types || g.CRS != nil || g.Edges != "spherical" ||
-		m.Encoding != "WKB" || string(mt) != types || string(m.CRS) != `{"id":{"authority":"EPSG","code":2193}}` || m.Edges != "" {
+		m.Encoding != "WKB" || string(mt) != types || m.Edges != "" {
 		t.Fatalf("geo metadata %s", fromDuck)
+	}
+	var crs struct {
+		Type, Name string
+		ID         struct {
+			Authority string
+			Code      int
+		}
+	}
+	if err := json.Unmarshal(m.CRS, &crs); err != nil || crs.Type != "ProjectedCRS" || crs.Name != "NZGD2000 / New Zealand Transverse Mercator 2000" || crs.ID.Authority != "EPSG" || crs.ID.Code != 2193 {
+		t.Fatalf("crs of SRID 2193: %s (%v)", m.CRS, err)
 	}
 }
 
-// TestParquetGeoRefused: a curve, a second SRID in one column and a broken
-// value fail the run naming column and row; nothing is published.
+// TestParquetGeoRefused: a curve and a broken value fail the run naming
+// column and row; nothing is published.
 func TestParquetGeoRefused(t *testing.T) {
 	cols := []decode.Column{ncol("g", decode.TypeInfo{Type: decode.TypeUDT, UDTName: "geometry"})}
 	point := clrValue{srid: 4326, pts: [][]float64{{1, 2}}, shapes: []clrShape{{-1, 0, ogcPoint}}}
@@ -314,7 +333,6 @@ func TestParquetGeoRefused(t *testing.T) {
 		want string
 	}{
 		{"curve", arc.bytes(), "STCurveToLine()"},
-		{"srid", other.bytes(), "SRID 3857 after SRID 4326"},
 		{"truncated", point.bytes()[:10], "truncated"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -369,4 +387,228 @@ func runCells(t *testing.T, s *Sink, cols []decode.Column, rows [][]cell) error 
 		_ = s.Abort(ctx)
 	}
 	return err
+}
+
+// definedSRIDs are the EPSG codes epsgCRS defines, read off its result.
+func definedSRIDs() []int32 {
+	var codes []int32
+	for c := int32(0); c < 40000; c++ {
+		if epsgCRS(c) != "" {
+			codes = append(codes, c)
+		}
+	}
+	return codes
+}
+
+// checkProjJSON checks v (a decoded PROJJSON object of the given schema
+// definition) against the members PROJJSON's schema (v0.7) requires and
+// allows for the definitions the sink writes, recursively.
+func checkProjJSON(t *testing.T, where, def string, v any) {
+	t.Helper()
+	o, ok := v.(map[string]any)
+	if !ok {
+		t.Errorf("%s: %s is %T, not an object", where, def, v)
+		return
+	}
+	rules := map[string]struct{ required, allowed string }{
+		"geodetic_crs":      {"name datum", "$schema type coordinate_system id"},
+		"projected_crs":     {"name base_crs conversion coordinate_system", "$schema type id"},
+		"datum":             {"name ellipsoid", "type id"},
+		"ellipsoid":         {"name semi_major_axis inverse_flattening", "id"},
+		"coordinate_system": {"subtype axis", ""},
+		"axis":              {"name abbreviation direction", "unit"},
+		"conversion":        {"name method", "parameters id"},
+		"method":            {"name", "id"},
+		"parameter_value":   {"name value", "unit id"},
+		"id":                {"authority code", ""},
+	}[def]
+	for _, k := range strings.Fields(rules.required) {
+		if _, ok := o[k]; !ok {
+			t.Errorf("%s: %s lacks the required %q", where, def, k)
+		}
+	}
+	for k, x := range o {
+		if !strings.Contains(" "+rules.required+" "+rules.allowed+" ", " "+k+" ") {
+			t.Errorf("%s: %s has %q, which the schema does not allow", where, def, k)
+		}
+		sub := map[string]string{"datum": "datum", "ellipsoid": "ellipsoid", "coordinate_system": "coordinate_system",
+			"conversion": "conversion", "method": "method", "id": "id", "base_crs": "geodetic_crs"}[k]
+		switch {
+		case sub != "":
+			checkProjJSON(t, where+"."+k, sub, x)
+		case k == "axis" || k == "parameters":
+			items, _ := x.([]any)
+			if len(items) == 0 {
+				t.Errorf("%s: %s.%s is empty", where, def, k)
+			}
+			for i, it := range items {
+				checkProjJSON(t, fmt.Sprintf("%s.%s[%d]", where, k, i), map[string]string{"axis": "axis", "parameters": "parameter_value"}[k], it)
+			}
+		case k == "unit":
+			if u, _ := x.(string); u != "metre" && u != "degree" && u != "unity" {
+				t.Errorf("%s: unit %v", where, x)
+			}
+		}
+	}
+	if def == "geodetic_crs" || def == "projected_crs" {
+		want := map[string]string{"geodetic_crs": "GeographicCRS", "projected_crs": "ProjectedCRS"}[def]
+		if o["type"] != want && !(def == "geodetic_crs" && o["type"] == nil) {
+			t.Errorf("%s: type %v, want %s", where, o["type"], want)
+		}
+	}
+}
+
+// TestParquetGeoCRS: every CRS the sink defines is PROJJSON as its schema
+// has it, identified by its own EPSG code, with the EPSG parameters of a
+// sample of them as published; SRID 4326 is GeoParquet's default (no
+// crs), and SRID 0 or one the sink does not define is null (unknown).
+func TestParquetGeoCRS(t *testing.T) {
+	codes := definedSRIDs()
+	if len(codes) != 164 {
+		t.Errorf("%d CRSs defined, want 164 (10 named, 60+60 WGS 84 UTM, 23 NAD83 UTM, 11 ETRS89 UTM)", len(codes))
+	}
+	type crsDoc struct {
+		Type, Name string
+		ID         struct {
+			Authority string
+			Code      int32
+		}
+		Conversion struct {
+			Name       string
+			Parameters []struct {
+				Name  string
+				Value float64
+			}
+		}
+		BaseCRS struct {
+			Name  string
+			Datum struct{ Name string }
+		} `json:"base_crs"`
+		CoordinateSystem struct {
+			Axis []struct{ Abbreviation string }
+		} `json:"coordinate_system"`
+	}
+	docs := map[int32]crsDoc{}
+	for _, c := range codes {
+		j := epsgCRS(c)
+		var v map[string]any
+		if err := json.Unmarshal([]byte(j), &v); err != nil {
+			t.Fatalf("SRID %d: %v", c, err)
+		}
+		def := "geodetic_crs"
+		if v["type"] == "ProjectedCRS" {
+			def = "projected_crs"
+		}
+		checkProjJSON(t, strconv.Itoa(int(c)), def, v)
+		var d crsDoc
+		if err := json.Unmarshal([]byte(j), &d); err != nil || d.ID.Authority != "EPSG" || d.ID.Code != c {
+			t.Errorf("SRID %d: id %+v (%v)", c, d.ID, err)
+		}
+		docs[c] = d
+	}
+	// EPSG's published parameters: name, base datum, the axis
+	// abbreviations in order, and the conversion's parameters in order.
+	for c, w := range map[int32]struct {
+		name, datum, axes string
+		params            []float64
+	}{
+		4326:  {"WGS 84", "", "Lat Lon", nil},
+		4269:  {"NAD83", "", "Lat Lon", nil},
+		3857:  {"WGS 84 / Pseudo-Mercator", "World Geodetic System 1984", "X Y", []float64{0, 0, 0, 0}},
+		27700: {"OSGB36 / British National Grid", "Ordnance Survey of Great Britain 1936", "E N", []float64{49, -2, 0.9996012717, 400000, -100000}},
+		2154:  {"RGF93 v1 / Lambert-93", "Reseau Geodesique Francais 1993 v1", "X Y", []float64{46.5, 3, 49, 44, 700000, 6600000}},
+		2193:  {"NZGD2000 / New Zealand Transverse Mercator 2000", "New Zealand Geodetic Datum 2000", "N E", []float64{0, 173, 0.9996, 1600000, 10000000}},
+		32601: {"WGS 84 / UTM zone 1N", "World Geodetic System 1984", "E N", []float64{0, -177, 0.9996, 500000, 0}},
+		32632: {"WGS 84 / UTM zone 32N", "World Geodetic System 1984", "E N", []float64{0, 9, 0.9996, 500000, 0}},
+		32760: {"WGS 84 / UTM zone 60S", "World Geodetic System 1984", "E N", []float64{0, 177, 0.9996, 500000, 10000000}},
+		26910: {"NAD83 / UTM zone 10N", "North American Datum 1983", "E N", []float64{0, -123, 0.9996, 500000, 0}},
+		25832: {"ETRS89 / UTM zone 32N", "European Terrestrial Reference System 1989", "E N", []float64{0, 9, 0.9996, 500000, 0}},
+	} {
+		d := docs[c]
+		var axes []string
+		for _, a := range d.CoordinateSystem.Axis {
+			axes = append(axes, a.Abbreviation)
+		}
+		var params []float64
+		for _, p := range d.Conversion.Parameters {
+			params = append(params, p.Value)
+		}
+		if d.Name != w.name || d.BaseCRS.Datum.Name != w.datum || strings.Join(axes, " ") != w.axes || fmt.Sprint(params) != fmt.Sprint(w.params) {
+			t.Errorf("SRID %d: %+v", c, d)
+		}
+	}
+
+	for _, tc := range []struct {
+		c    geoColumn
+		want string
+	}{
+		{geoColumn{geography: true, srid: 4326, sridSeen: true}, ""},
+		{geoColumn{geography: true}, ""}, // no value: SQL Server's default SRID
+		{geoColumn{srid: 4326, sridSeen: true}, ""},
+		{geoColumn{srid: 0, sridSeen: true}, `,"crs":null`},
+		{geoColumn{geography: true, srid: 4326, sridSeen: true, mixed: true}, `,"crs":null`},
+		{geoColumn{}, `,"crs":null`},
+		{geoColumn{srid: 3035, sridSeen: true}, `,"crs":null`}, // an EPSG code the sink does not define
+		{geoColumn{geography: true, srid: 4258, sridSeen: true}, `,"crs":` + epsgCRS(4258)},
+	} {
+		if got := crsMember(tc.c); got != tc.want {
+			t.Errorf("%+v: crs member %q, want %q", tc.c, got, tc.want)
+		}
+	}
+}
+
+// TestParquetGeoCRSProj has PROJ itself read the definitions where its
+// projinfo is installed: each must parse and be identified, at 100 %, as
+// the EPSG CRS of its code. Without projinfo the schema rules and EPSG
+// parameters above are the check.
+func TestParquetGeoCRSProj(t *testing.T) {
+	projinfo, err := exec.LookPath("projinfo")
+	if err != nil {
+		t.Skip("projinfo (PROJ) is not installed")
+	}
+	// every CRS that is not UTM, and the first and last zone of each UTM
+	// range (their zones differ only in the number)
+	for _, c := range []int32{4326, 4269, 4258, 4277, 4171, 4167, 3857, 27700, 2154, 2193, 32601, 32660, 32701, 32760, 26901, 26923, 25828, 25838} {
+		if epsgCRS(c) == "" {
+			t.Fatalf("SRID %d is not defined", c)
+		}
+		out, err := exec.Command(projinfo, "--identify", "-o", "PROJ", epsgCRS(c)).CombinedOutput()
+		if want := fmt.Sprintf("EPSG:%d: 100 %%", c); err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("SRID %d: projinfo says (%v):\n%s", c, err, out)
+		}
+	}
+}
+
+// A column whose values carry two SRIDs is written, every value's WKB as
+// it is, with "crs": null: GeoParquet has one CRS per column.
+func TestParquetGeoMixedSRID(t *testing.T) {
+	cols := []decode.Column{ncol("g", decode.TypeInfo{Type: decode.TypeUDT, UDTName: "geometry"})}
+	point := clrValue{srid: 4326, pts: [][]float64{{1, 2}}, shapes: []clrShape{{-1, 0, ogcPoint}}}
+	other := clrValue{srid: 3857, pts: [][]float64{{3, 4}}, shapes: []clrShape{{-1, 0, ogcPoint}}}
+	st := writeTable(t, Config{Path: t.TempDir() + "/"}, cols, [][]cell{{{Kind: 'x', X: point.bytes()}}, {{Kind: 'x', X: other.bytes()}}})
+	res := readBack(t, st.Files[0])
+	for i, want := range []string{"POINT (1 2)", "POINT (3 4)"} {
+		raw, err := hexBytes(res.rows[i][0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := wkbText(raw); err != nil || got != want {
+			t.Errorf("row %d: %q (%v), want %q", i, got, err, want)
+		}
+	}
+	rdr, err := file.OpenParquetFile(st.Files[0], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	kv := rdr.MetaData().KeyValueMetadata().FindValue("geo")
+	var meta struct {
+		Columns map[string]map[string]json.RawMessage `json:"columns"`
+	}
+	if kv == nil || json.Unmarshal([]byte(*kv), &meta) != nil {
+		t.Fatalf("geo metadata %v", kv)
+	}
+	if crs, ok := meta.Columns["g"]["crs"]; !ok || string(crs) != "null" {
+		t.Errorf("crs of a column with SRIDs 4326 and 3857: %s (present %v), want null", crs, ok)
+	}
 }

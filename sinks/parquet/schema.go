@@ -210,7 +210,7 @@ func (cfg *Config) plan(c *decode.Column) colPlan {
 			set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY")
 		}
 	case decode.KindGeography, decode.KindGeometry:
-		set(kGeo, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY WKB (GeoParquet 1.1: geometry types and the CRS of the SRID in the file's geo metadata; M values dropped)")
+		set(kGeo, pq.Leaf(pq.ByteArrayType), geoTarget)
 	case decode.KindHierarchyID, decode.KindUDT:
 		set(kBytes, pq.Leaf(pq.ByteArrayType), "BYTE_ARRAY ("+ti.UDTName+" bytes; WKB when the engine selects STAsBinary())")
 	case decode.KindVector:

@@ -28,6 +28,9 @@ func Factory() sinks.Factory {
 		Name:        "parquet",
 		Description: "Parquet files (lossless types, zstd, row groups compressed in parallel, split into numbered files)",
 		Options:     Options(),
+		// geo.go converts SQL Server's serialization to WKB and writes
+		// the GeoParquet metadata, CRS from the values' SRID
+		ReadsSpatial: true,
 		New: func(opts map[string]any) (sinks.Sink, error) {
 			c, err := ParseConfig(opts)
 			if err != nil {
