@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	apq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -45,22 +47,59 @@ import (
 func BenchmarkParquetArrow(b *testing.B) {
 	benchRuns(b, func(b *testing.B, name string, rows int64, buf []byte, dir string) func() int64 {
 		props, groupRows := arrowPropsLike(b, dir, name, rows, buf)
-		return func() int64 {
-			s := &arrowSink{path: filepath.Join(dir, "arrow.parquet"), props: props, chunk: max(groupRows/8, 1)}
-			feedAll(b, s, buf)
-			size, err := s.close()
-			if err != nil {
-				b.Fatal(err)
-			}
-			return size
-		}
+		return func() int64 { return arrowRun(b, filepath.Join(dir, "arrow.parquet"), props, groupRows, buf) }
 	})
+}
+
+// arrowRun writes one extract through arrowSink into path and returns the
+// file's size.
+func arrowRun(b testing.TB, path string, props *apq.WriterProperties, groupRows int64, buf []byte) int64 {
+	s := &arrowSink{path: path, props: props, chunk: max(groupRows/8, 1)}
+	feedAll(b, s, buf)
+	size, err := s.close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return size
+}
+
+// TestArrowSinkSameRows checks that BenchmarkParquetArrow compares like
+// with like: on every shape, arrowSink's file reads back (with arrow-go's
+// reader) as the same columns, Parquet types and values as this sink's.
+func TestArrowSinkSameRows(t *testing.T) {
+	db := runDB()
+	for _, sh := range runShapes {
+		t.Run(sh.name, func(t *testing.T) {
+			rows := min(sh.rows, 3000)
+			buf := runInput(db, sh.name, rows)
+			dir := t.TempDir()
+			props, groupRows := arrowPropsLike(t, dir, sh.name, rows, buf)
+			arrowRun(t, filepath.Join(dir, "arrow.parquet"), props, groupRows, buf)
+			want, got := readBack(t, filepath.Join(dir, "sink.parquet")), readBack(t, filepath.Join(dir, "arrow.parquet"))
+			if !reflect.DeepEqual(got.names, want.names) || len(got.logical) != len(want.logical) {
+				t.Fatalf("columns differ:\narrow %v\nsink  %v", got.names, want.names)
+			}
+			for i := range got.logical {
+				if got.logical[i] != want.logical[i] {
+					t.Fatalf("column types differ: arrow %s, sink %s", got.logical[i], want.logical[i])
+				}
+			}
+			if len(got.rows) != int(rows) || !reflect.DeepEqual(got.rows, want.rows) {
+				for r := range min(len(got.rows), len(want.rows)) {
+					if !reflect.DeepEqual(got.rows[r], want.rows[r]) {
+						t.Fatalf("row %d differs:\narrow %q\nsink  %q", r, got.rows[r], want.rows[r])
+					}
+				}
+				t.Fatalf("arrow wrote %d rows, the sink %d, of %d", len(got.rows), len(want.rows), rows)
+			}
+		})
+	}
 }
 
 // arrowPropsLike writes the shape once with this sink and returns arrow-go
 // writer properties making the choices its file shows, and the rows of its
 // first row group.
-func arrowPropsLike(b *testing.B, dir, name string, rows int64, buf []byte) (*apq.WriterProperties, int64) {
+func arrowPropsLike(b testing.TB, dir, name string, rows int64, buf []byte) (*apq.WriterProperties, int64) {
 	stats := sinkRun(b, filepath.Join(dir, "sink.parquet"), name, rows, buf)
 	rdr, err := file.OpenParquetFile(stats.Files[0], false)
 	if err != nil {
@@ -92,7 +131,8 @@ func arrowPropsLike(b *testing.B, dir, name string, rows int64, buf []byte) (*ap
 			}
 		}
 		if dict {
-			opts = append(opts, apq.WithDictionaryFor(path, true))
+			// the sink's trial chose it: no second opinion
+			opts = append(opts, apq.WithDictionaryFor(path, true), apq.WithDictionaryCostFallbackFor(path, false))
 		} else if enc != apq.Encodings.Plain {
 			opts = append(opts, apq.WithEncodingFor(path, enc))
 		}
@@ -204,7 +244,9 @@ func (s *arrowSink) Columns(cols []decode.Column, modes []decode.Mode) error {
 			t = &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}
 		case kDTOMicros:
 			t = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
-		case kUUID, kFixedBytes:
+		case kUUID:
+			t = extensions.NewUUIDType()
+		case kFixedBytes:
 			t = &arrow.FixedSizeBinaryType{ByteWidth: p.fixedLen}
 		case kString:
 			t = arrow.BinaryTypes.String
@@ -252,6 +294,8 @@ func (s *arrowSink) Columns(cols []decode.Column, modes []decode.Mode) error {
 			c.bin = x
 		case *array.FixedSizeBinaryBuilder:
 			c.fsb = x
+		case *extensions.UUIDBuilder:
+			c.fsb = x.StorageBuilder().(*array.FixedSizeBinaryBuilder)
 		}
 		f++
 		if c.kind == kDTOMicros || c.kind == kDTONanos {
