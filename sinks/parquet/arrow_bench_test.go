@@ -46,14 +46,14 @@ import (
 // coding, 256 KiB pages, version 1 data pages and statistics.
 //
 // Measured (both benchmarks, -cpu 1,2, 5 runs each, the two interleaved,
-// medians, the shared 2-core machine loaded): CPU per row within noise of
-// this sink's on lineitem, temporal, poc48, wide601 and sales.order_lines
-// (arrow ÷ sink 0.91 to 1.19) and 1.37-1.39 on sales.orders; wall rows/s
-// 0.36 to 1.03 of this sink's (arrow-go encodes a row group's columns on
-// one goroutine); files within 0.6%; arrow-go allocates about once per
-// dictionary-encoded byte-array value (its hash of each value escapes):
-// 0.77 to 1.8 million allocations per run of 200,000 rows, this sink 1,300
-// to 39,000. So a switch would not buy speed.
+// medians, the shared 2-core machine loaded), against this sink with its
+// Values filled in place: arrow-go's CPU per row 1.23 to 1.82 times this
+// sink's (geomean 1.39), never below 1; wall rows/s 0.36 to 0.76 of this
+// sink's (arrow-go encodes a row group's columns on one goroutine); files
+// within 0.6%; arrow-go allocates about once per dictionary-encoded
+// byte-array value (its hash of each value escapes): 0.77 to 1.8 million
+// allocations per run of 200,000 rows, this sink 1,300 to 50,000. So a
+// switch would not buy speed.
 func BenchmarkParquetArrow(b *testing.B) {
 	benchRuns(b, func(b *testing.B, name string, rows int64, buf []byte, dir string) func() int64 {
 		props, groupRows := arrowPropsLike(b, dir, name, rows, buf)
