@@ -169,48 +169,81 @@ func BenchmarkParquetGenericWriter(b *testing.B) {
 //
 //	go test ./sinks/parquet/ -run '^$' -bench Run/lineitem -benchtime 5x -cpuprofile /tmp/cpu.out
 func BenchmarkParquetRun(b *testing.B) {
-	runs := []struct {
-		name string
-		rows int64
-	}{{"lineitem", 200000}, {"temporal", 200000}, {"poc48", 200000}, {"wide601", 10000}, {"sales.orders", 200000}, {"sales.order_lines", 200000}}
-	db := sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{"poc48": 1 << 40, "wide601": 1 << 40, "temporal": 1 << 40, "lineitem": 1 << 40,
-		"sales.orders": 200000, "sales.order_lines": 200000}})
-	for _, sh := range runs {
+	benchRuns(b, func(b *testing.B, name string, rows int64, buf []byte, dir string) func() int64 {
+		return func() int64 { return sinkRun(b, dir, name, rows, buf).Bytes }
+	})
+}
+
+// benchRuns runs, on every shape of runShapes, the function prepare
+// returns once per iteration (one whole extract: the TDS bytes buf
+// decoded and written to a file in dir, whose size it returns), and
+// reports rows/s, CPU ns per row and the file's size, so that a change of
+// the encoding choices shows beside its speed.
+func benchRuns(b *testing.B, prepare func(b *testing.B, name string, rows int64, buf []byte, dir string) func() int64) {
+	db := runDB()
+	for _, sh := range runShapes {
 		b.Run(sh.name, func(b *testing.B) {
-			schema, name, ok := strings.Cut(sh.name, ".")
-			if !ok {
-				schema, name = "dbo", sh.name
-			}
-			tb, _ := db.Table(schema, name)
-			buf := decode.AppendColMetadata(nil, tb.Columns)
-			buf = tb.AppendRows(buf, 0, sh.rows, false)
-			dir := b.TempDir()
+			buf := runInput(db, sh.name, sh.rows)
+			run := prepare(b, sh.name, sh.rows, buf, b.TempDir())
 			b.SetBytes(int64(len(buf)))
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := sinktest.CPUTime()
 			var size int64
 			for i := 0; i < b.N; i++ {
-				s, err := New(Config{Path: dir})
-				if err != nil {
-					b.Fatal(err)
-				}
-				ctx := context.Background()
-				_ = s.Open(ctx, sinks.ExtractInfo{Name: sh.name, EstimatedRows: sh.rows}) // as the engine passes the catalog's count
-				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
-				_ = st.SetSink(s)
-				sinktest.Feed(b, st, buf)
-				stats, err := s.Publish(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				size = stats.Bytes
+				size = run()
 			}
 			b.StopTimer()
 			sinktest.ReportRate(b, float64(b.N)*float64(sh.rows), cpu0)
-			// the file's size, so that a change of the encoding choices
-			// shows beside its speed
 			b.ReportMetric(float64(size), "file-bytes")
 		})
 	}
+}
+
+// sinkRun writes one extract with a fresh sink of the default options
+// into dir: buf decoded into it, the file published.
+func sinkRun(b testing.TB, dir, name string, rows int64, buf []byte) sinks.Stats {
+	s, err := New(Config{Path: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	_ = s.Open(ctx, sinks.ExtractInfo{Name: name, EstimatedRows: rows}) // as the engine passes the catalog's count
+	feedAll(b, s, buf)
+	stats, err := s.Publish(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return stats
+}
+
+// feedAll decodes the TDS bytes buf into sink.
+func feedAll(b testing.TB, sink decode.CellSink, buf []byte) {
+	st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
+	_ = st.SetSink(sink)
+	sinktest.Feed(b, st, buf)
+}
+
+// runShapes are the shapes and row counts of BenchmarkParquetRun and
+// BenchmarkParquetArrow (the bench harness's parquet mode).
+var runShapes = []struct {
+	name string
+	rows int64
+}{{"lineitem", 200000}, {"temporal", 200000}, {"poc48", 200000}, {"wide601", 10000}, {"sales.orders", 200000}, {"sales.order_lines", 200000}}
+
+func runDB() *sampledb.DB {
+	return sampledb.New(sampledb.Config{Seed: 1, Rows: map[string]int64{"poc48": 1 << 40, "wide601": 1 << 40, "temporal": 1 << 40, "lineitem": 1 << 40,
+		"sales.orders": 200000, "sales.order_lines": 200000}})
+}
+
+// runInput is the TDS bytes of a shape's first rows: COLMETADATA and the
+// ROW tokens, as the server sends them.
+func runInput(db *sampledb.DB, shape string, rows int64) []byte {
+	schema, name, ok := strings.Cut(shape, ".")
+	if !ok {
+		schema, name = "dbo", shape
+	}
+	tb, _ := db.Table(schema, name)
+	buf := decode.AppendColMetadata(nil, tb.Columns)
+	return tb.AppendRows(buf, 0, rows, false)
 }

@@ -19,11 +19,16 @@
 // one row group keeps both cores busy, and the handoff only sends the
 // rest. The first such job of a file opens it, and the run's first also
 // runs the encoding trials (below) on its rows, so the decoder never
-// waits for them. Where a run's CPU goes (BenchmarkParquetRun, temporal, profiled):
-// about a quarter decoding into the batch, a fifth zstd, an eighth the
-// encoding trials of the first batch; building the parquet.Values is
-// under a tenth, so parquet-go's typed column-buffer writes would save
-// little of it.
+// waits for them. Where a run's CPU goes (BenchmarkParquetRun, six shapes,
+// 2 CPUs, profiled): a quarter to a third decoding into the batch,
+// parquet-go's column writes 8% (sales.order_lines) to 38% (temporal,
+// zstd included: up to 23%), the encoding trials 6-15%, and building the
+// parquet.Values took 11-28% until the encoders filled them in place, a
+// chunk of 8192 at a time with no call or append per value (18% less CPU
+// per row, geomean of the shapes). parquet-go's ColumnWriter takes only
+// parquet.Values, so typed writes would mean going around it. Written
+// through apache/arrow-go instead, with the same choices, the same rows
+// cost as much CPU or more (BenchmarkParquetArrow).
 //
 // Encodings (choose.go): every column's encoding is chosen by trial on a
 // sample of the run's first rows (8 runs of consecutive rows over the first

@@ -184,11 +184,19 @@ func (sc *scratch) flush(w *pq.ColumnWriter) error {
 	return err
 }
 
-// add appends v (with its definition level) and flushes a full chunk.
-func (sc *scratch) add(w *pq.ColumnWriter, v pq.Value) error {
-	sc.vals = append(sc.vals, v)
-	if len(sc.vals) >= valueChunk {
-		return sc.flush(w)
+// chunks writes rows [from, to) to w, up to valueChunk rows at a time:
+// fill sets the Values of rows r0, r0+1, ... in vals (whose Values are
+// zero on entry: a NULL is left as it is). fill runs once per chunk, so
+// the per-value loop is fill's own, with no call or append per value.
+func (sc *scratch) chunks(w *pq.ColumnWriter, from, to int, fill func(vals []pq.Value, r0 int)) error {
+	for r0 := from; r0 < to; r0 += valueChunk {
+		vals := sc.vals[:min(valueChunk, to-r0)]
+		fill(vals, r0)
+		_, err := w.WriteRowValues(vals)
+		clear(vals) // zero for the next chunk, and drop the pointers into the batch's arena
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -196,83 +204,78 @@ func (sc *scratch) add(w *pq.ColumnWriter, v pq.Value) error {
 // writeColumn writes a column's values. The loop is chosen once per
 // column by its physical representation; a row costs one Value.
 func (b *batch) writeColumn(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
-	from, rows := b.from, b.to
 	def := int(0)
 	if c.optional {
 		def = 1
 	}
 	present := func(r int) bool { return !c.optional || c.def[r] != 0 }
-	var err error
 	switch c.kind {
 	case kVector:
 		return b.writeVector(sc, c, w)
 	case kDecFixed, kMoneyFixed, kUUID, kFixedBytes, kString, kBytes, kVariant, kGeo:
 		fixedLen := c.kind != kString && c.kind != kBytes && c.kind != kVariant && c.kind != kGeo
-		start := arenaStart(c.off, from)
-		for r := from; r < rows && err == nil; r++ {
-			end := c.off[r]
-			v := pq.Value{}
-			if present(r) {
-				if fixedLen {
-					v = pq.FixedLenByteArrayValue(c.arena[start:end])
-				} else {
-					v = pq.ByteArrayValue(c.arena[start:end])
+		return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
+			start := arenaStart(c.off, r0)
+			for i := range vals {
+				r := r0 + i
+				end := c.off[r]
+				if present(r) {
+					if fixedLen {
+						vals[i] = pq.FixedLenByteArrayValue(c.arena[start:end])
+					} else {
+						vals[i] = pq.ByteArrayValue(c.arena[start:end])
+					}
+					vals[i].SetDefinitionLevel(def)
 				}
-				v.SetDefinitionLevel(def)
+				start = end
 			}
-			start = end
-			err = sc.add(w, v)
-		}
+		})
 	case kBool:
-		for r := from; r < rows && err == nil; r++ {
-			v := pq.Value{}
-			if present(r) {
-				v = pq.BooleanValue(c.u64[r] != 0)
-				v.SetDefinitionLevel(def)
+		return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
+			for i := range vals {
+				if r := r0 + i; present(r) {
+					vals[i] = pq.BooleanValue(c.u64[r] != 0)
+					vals[i].SetDefinitionLevel(def)
+				}
 			}
-			err = sc.add(w, v)
-		}
+		})
 	case kInt32, kDecInt32, kDate:
-		for r := from; r < rows && err == nil; r++ {
-			v := pq.Value{}
-			if present(r) {
-				v = pq.Int32Value(int32(c.u64[r]))
-				v.SetDefinitionLevel(def)
+		return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
+			for i := range vals {
+				if r := r0 + i; present(r) {
+					vals[i] = pq.Int32Value(int32(c.u64[r]))
+					vals[i].SetDefinitionLevel(def)
+				}
 			}
-			err = sc.add(w, v)
-		}
+		})
 	case kFloat:
-		for r := from; r < rows && err == nil; r++ {
-			v := pq.Value{}
-			if present(r) {
-				v = pq.FloatValue(math.Float32frombits(uint32(c.u64[r])))
-				v.SetDefinitionLevel(def)
+		return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
+			for i := range vals {
+				if r := r0 + i; present(r) {
+					vals[i] = pq.FloatValue(math.Float32frombits(uint32(c.u64[r])))
+					vals[i].SetDefinitionLevel(def)
+				}
 			}
-			err = sc.add(w, v)
-		}
+		})
 	case kDouble:
-		for r := from; r < rows && err == nil; r++ {
-			v := pq.Value{}
-			if present(r) {
-				v = pq.DoubleValue(math.Float64frombits(c.u64[r]))
-				v.SetDefinitionLevel(def)
+		return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
+			for i := range vals {
+				if r := r0 + i; present(r) {
+					vals[i] = pq.DoubleValue(math.Float64frombits(c.u64[r]))
+					vals[i].SetDefinitionLevel(def)
+				}
 			}
-			err = sc.add(w, v)
-		}
-	default: // every INT64-backed kind
-		for r := from; r < rows && err == nil; r++ {
-			v := pq.Value{}
-			if present(r) {
-				v = pq.Int64Value(int64(c.u64[r]))
-				v.SetDefinitionLevel(def)
+		})
+	}
+	// every INT64-backed kind
+	return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
+		for i := range vals {
+			if r := r0 + i; present(r) {
+				vals[i] = pq.Int64Value(int64(c.u64[r]))
+				vals[i].SetDefinitionLevel(def)
 			}
-			err = sc.add(w, v)
 		}
-	}
-	if err != nil {
-		return err
-	}
-	return sc.flush(w)
+	})
 }
 
 // writeVector writes LIST<FLOAT>: one value per element, repetition level
@@ -315,36 +318,30 @@ func (b *batch) writeVector(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 }
 
 func (b *batch) writeOffsets(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
-	for r := b.from; r < b.to; r++ {
-		v := pq.Value{}
-		if !c.optional || c.def[r] != 0 {
-			v = pq.Int32Value(int32(c.aux[r]))
-			if c.optional {
-				v.SetDefinitionLevel(1)
+	return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
+		for i := range vals {
+			if r := r0 + i; !c.optional || c.def[r] != 0 {
+				vals[i] = pq.Int32Value(int32(c.aux[r]))
+				if c.optional {
+					vals[i].SetDefinitionLevel(1)
+				}
 			}
 		}
-		if err := sc.add(w, v); err != nil {
-			return err
-		}
-	}
-	return sc.flush(w)
+	})
 }
 
 func (b *batch) writeTypes(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
-	start := arenaStart(c.toff, b.from)
-	for r := b.from; r < b.to; r++ {
-		end := c.toff[r]
-		v := pq.Value{}
-		if end != start {
-			v = pq.ByteArrayValue(c.tarena[start:end])
-			v.SetDefinitionLevel(1)
+	return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
+		start := arenaStart(c.toff, r0)
+		for i := range vals {
+			end := c.toff[r0+i]
+			if end != start {
+				vals[i] = pq.ByteArrayValue(c.tarena[start:end])
+				vals[i].SetDefinitionLevel(1)
+			}
+			start = end
 		}
-		start = end
-		if err := sc.add(w, v); err != nil {
-			return err
-		}
-	}
-	return sc.flush(w)
+	})
 }
 
 // arenaStart is where row r's value starts in an arena whose row ends are
