@@ -35,9 +35,9 @@ func newMigrateCmd(g *globalOpts) *cobra.Command {
 		Use:   "migrate",
 		Short: "Migrate a SQL Server database (schema, data, keys, indexes, constraints, views) into PostgreSQL",
 		Long: `migrate reads the source database's catalog and recreates it in PostgreSQL: schemas,
-sequences and tables (identities restarted at the source's next value), the data of
-several tables at once through binary COPY, then primary keys, unique constraints,
-indexes, checks, foreign keys and views. Defaults, computed columns, checks, index
+sequences and tables (identities restarted at the source's next value), then the data
+through binary COPY, primary keys, unique constraints, indexes, checks and foreign keys,
+--parallel steps at once, each as soon as what it needs is in, then views. Defaults, computed columns, checks, index
 filters and views are translated from T-SQL; what does not translate is reported
 with its original text and left out, never failing the run. --dry-run prints the
 whole plan. A table that fails leaves the others; --resume continues a run.`,

@@ -262,7 +262,7 @@ type StepSummary struct {
 	Error    string        `json:"error,omitempty"`
 }
 
-// parallel is Parallel, 0 meaning the default of 4 tables at once.
+// parallel is Parallel, 0 meaning the default of 4 steps at once.
 func (c *Config) parallel() int {
 	if c.Parallel <= 0 {
 		return 4
