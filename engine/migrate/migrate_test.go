@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine/catalog"
 	"github.com/tdsextract/tdsextract/engine/session"
 	"github.com/tdsextract/tdsextract/internal/pgcheck"
@@ -763,5 +764,113 @@ func TestSplitResumeKeepsRanges(t *testing.T) {
 	}
 	if status["sales.order_lines.identity"] != StepDone || status["sales.pk_order_lines"] != StepDone {
 		t.Errorf("resumed run: steps %v, want the identity and the primary key done", status)
+	}
+}
+
+// columnDefs reads every column of schema as "type [not null] [identity
+// generation start increment] [default ...]", keyed table.column.
+func columnDefs(t *testing.T, conn *pgx.Conn, schema string) map[string]string {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), `SELECT table_name||'.'||column_name,
+		concat_ws(' ', format_type(a.atttypid, a.atttypmod), CASE WHEN is_nullable = 'NO' THEN 'not null' END,
+			CASE WHEN is_identity = 'YES' THEN 'identity '||identity_generation||' '||identity_start||' '||identity_increment END,
+			CASE WHEN column_default IS NOT NULL THEN 'default '||column_default END)
+		FROM information_schema.columns c
+		JOIN pg_catalog.pg_attribute a ON a.attrelid = (quote_ident(table_schema)||'.'||quote_ident(table_name))::regclass AND a.attname = column_name
+		WHERE table_schema = $1`, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		out[k] = strings.Join(strings.Fields(v), " ")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Identities on exact numeric types: decimal(12,0) becomes a bigint
+// identity that goes on from the source's next value (seed, increment
+// and the values handed out past the last row respected), the
+// decimal(12,0) column referencing it bigint too, so the foreign key
+// holds; numeric(20,0) stays numeric, without an identity, and the plan
+// says so. Every value reads back equal.
+func TestMigrateExactNumericIdentity(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 4, Finance: true})
+	plan, sum, conn := migrated(t, db, "migrate_finance", func(c *Config) { c.Verify = VerifyChecksum }, "finance.*")
+	ctx := context.Background()
+	for _, ts := range sum.Tables {
+		if ts.Error != "" || ts.Verified != VerifyChecksum {
+			t.Errorf("%s: %+v", ts.Source, ts)
+		}
+	}
+	cols := columnDefs(t, conn, "finance")
+	for k, want := range map[string]string{
+		"invoices.invoice_no": "bigint not null identity BY DEFAULT 5000 5",
+		"ledger.invoice_no":   "bigint not null",
+		"ledger.entry_no":     "numeric(20,0) not null",
+		"invoices.amount":     "numeric(12,2) not null",
+	} {
+		if cols[k] != want {
+			t.Errorf("column %s:\n got %q\nwant %q", k, cols[k], want)
+		}
+	}
+	var untranslated []string
+	for _, it := range plan.Untranslated {
+		untranslated = append(untranslated, it.What+" "+it.Object+": "+it.Detail)
+	}
+	if len(untranslated) != 1 || !strings.HasPrefix(untranslated[0], "identity finance.ledger.entry_no: identity on numeric(20,0) (seed 1, increment 1): 20 digits do not fit a bigint") {
+		t.Errorf("untranslated: %q", untranslated)
+	}
+	if got := query[string](t, conn, `SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'fk_ledger_invoices'`); got != "FOREIGN KEY (invoice_no) REFERENCES finance.invoices(invoice_no)" {
+		t.Errorf("foreign key: %s", got)
+	}
+	inv, _ := db.Table("finance", "invoices")
+	_, incr, last, ok := inv.IdentityValues()
+	if !ok || last != 5000+5*(inv.Rows-1)+2*5 {
+		t.Fatalf("source identity: last %d (%v)", last, ok)
+	}
+	// The bigint columns hold the decimals' integer values.
+	for _, tp := range plan.Tables {
+		src, _ := db.Table(tp.Source.Schema, tp.Source.Name)
+		var tcols []pgcheck.Column
+		asInt := map[int]bool{}
+		for _, m := range tp.Columns {
+			k := src.ColumnIndex(m.SourceName)
+			tcols = append(tcols, pgcheck.Column{Name: m.Name, Source: k, Companion: m.Companion})
+			if m.Type.SQL == "bigint" {
+				asInt[k] = true
+			}
+		}
+		want := func(i int64, dst []any) []any {
+			dst = src.Row(i, dst)
+			for k := range asInt {
+				d := dst[k].(decode.Decimal)
+				v := int64(d.Lo)
+				if d.Neg {
+					v = -v
+				}
+				dst[k] = v
+			}
+			return dst
+		}
+		pgcheck.Compare(t, ctx, conn, tp.QualifiedName(), strings.ToLower(src.Key[0]), tcols, src.Columns, src.Rows, want)
+	}
+	var next int64
+	if err := conn.QueryRow(ctx, "INSERT INTO finance.invoices (customer, amount, status, issued_at, issued_at__offset_minutes) VALUES ('x', 1, 'open', now(), 0) RETURNING invoice_no").Scan(&next); err != nil {
+		t.Fatal(err)
+	}
+	if next != last+incr {
+		t.Errorf("next invoice_no %d, the source's next is %d", next, last+incr)
+	}
+	if _, err := conn.Exec(ctx, "INSERT INTO finance.ledger (entry_no, invoice_no, amount) VALUES (999999, 1, 1)"); pgCode(err) != "23503" {
+		t.Errorf("a ledger row for no invoice: %v, want SQLSTATE 23503", err)
 	}
 }
