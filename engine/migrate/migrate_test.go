@@ -874,3 +874,130 @@ func TestMigrateExactNumericIdentity(t *testing.T) {
 		t.Errorf("a ledger row for no invoice: %v, want SQLSTATE 23503", err)
 	}
 }
+
+// Views built of UNION, UNION ALL, EXCEPT, INTERSECT, TOP (n) ... ORDER
+// BY and a CTE migrate, and each returns the rows the source view does
+// (in the order of its key columns, TOP's in its ORDER BY).
+func TestMigrateSetViews(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 6, Finance: true})
+	plan, _, conn := migrated(t, db, "migrate_views", nil, "finance.*")
+	ctx := context.Background()
+	for _, it := range plan.Untranslated {
+		if it.What == "view" {
+			t.Errorf("view %s not translated: %s", it.Object, it.Detail)
+		}
+	}
+	order := map[string]string{"open_or_large": "invoice_no", "amounts": "invoice_no, amount", "unbooked": "invoice_no",
+		"booked": "invoice_no", "largest_invoices": "amount DESC, invoice_no", "customer_totals": "customer"}
+	n := 0
+	for _, v := range db.Views() {
+		if v.Schema != "finance" {
+			continue
+		}
+		n++
+		if v.Rows == 0 {
+			t.Errorf("view %s: no rows in the source, nothing to compare", v.Name)
+		}
+		var tcols []pgcheck.Column
+		asInt := map[int]bool{}
+		for k, c := range v.Columns {
+			tcols = append(tcols, pgcheck.Column{Name: strings.ToLower(c.Name), Source: k})
+			typ := query[string](t, conn, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = $1::regclass AND attname = $2`,
+				"finance."+v.Name, strings.ToLower(c.Name))
+			if typ == "bigint" && c.Kind() == decode.KindDecimal {
+				asInt[k] = true
+			}
+		}
+		want := func(i int64, dst []any) []any {
+			dst = v.Row(i, dst)
+			for k := range asInt {
+				d := dst[k].(decode.Decimal)
+				dst[k] = int64(d.Lo)
+			}
+			return dst
+		}
+		got := pgcheck.Compare(t, ctx, conn, "finance."+v.Name, order[v.Name], tcols, v.Columns, v.Rows, want)
+		if got != v.Rows {
+			t.Errorf("view %s: %d rows, the source's %d", v.Name, got, v.Rows)
+		}
+	}
+	if n != len(order) {
+		t.Errorf("%d finance views, want %d", n, len(order))
+	}
+	if def := query[string](t, conn, "SELECT pg_get_viewdef('finance.largest_invoices')"); !strings.Contains(def, "LIMIT 5") {
+		t.Errorf("largest_invoices: %s", def)
+	}
+}
+
+// What the view translation does with each form of query: translated
+// text, or reported with its original definition and why.
+func TestViewForms(t *testing.T) {
+	ctx := context.Background()
+	c := migrateConfig(startSource(t, sampledb.New(sampledb.Config{Seed: 1, Finance: true})), "postgres://unused", "finance.invoices", "finance.ledger")
+	conn, err := c.connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	db, err := catalog.Load(ctx, conn, catalog.Options{Filter: c.Filter, Timeout: c.Timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ def, want, why string }{
+		{def: "SELECT TOP 3 invoice_no FROM finance.invoices ORDER BY invoice_no DESC",
+			want: "SELECT invoice_no FROM finance.invoices AS invoices ORDER BY invoice_no DESC LIMIT 3"},
+		{def: "SELECT TOP (2) customer AS who FROM finance.invoices ORDER BY who",
+			want: `SELECT customer AS who FROM finance.invoices AS invoices ORDER BY who LIMIT 2`},
+		{def: "SELECT invoice_no FROM finance.invoices ORDER BY invoice_no OFFSET 10 ROWS FETCH NEXT 5 ROWS ONLY",
+			want: "SELECT invoice_no FROM finance.invoices AS invoices ORDER BY invoice_no LIMIT 5 OFFSET 10"},
+		{def: "SELECT invoice_no FROM finance.invoices UNION SELECT invoice_no FROM finance.ledger EXCEPT SELECT invoice_no FROM finance.ledger WHERE amount < 0",
+			want: "SELECT invoice_no FROM finance.invoices AS invoices UNION SELECT invoice_no FROM finance.ledger AS ledger EXCEPT SELECT invoice_no FROM finance.ledger AS ledger WHERE amount < 0"},
+		{def: "WITH a (n) AS (SELECT invoice_no FROM finance.invoices), b AS (SELECT n FROM a WHERE n > 5000) SELECT b.n FROM b JOIN finance.ledger AS l ON l.invoice_no = b.n",
+			want: `WITH a (n) AS (SELECT invoice_no FROM finance.invoices AS invoices), b AS (SELECT n FROM a AS a WHERE n > 5000) SELECT b.n FROM b AS b JOIN finance.ledger AS l ON l.invoice_no = b.n`},
+		{def: "WITH s AS (SELECT * FROM finance.ledger) SELECT memo FROM s INTERSECT SELECT customer FROM finance.invoices",
+			want: `WITH s AS (SELECT * FROM finance.ledger AS ledger) SELECT memo FROM s AS s INTERSECT SELECT customer FROM finance.invoices AS invoices`},
+		{def: "SELECT TOP 10 PERCENT invoice_no FROM finance.invoices ORDER BY amount", why: "PERCENT"},
+		{def: "SELECT TOP (3) WITH TIES invoice_no FROM finance.invoices ORDER BY amount", why: "WITH TIES"},
+		{def: "SELECT TOP 3 invoice_no FROM finance.invoices UNION SELECT invoice_no FROM finance.ledger", why: "TOP in a query with UNION"},
+		{def: "SELECT invoice_no FROM finance.invoices UNION SELECT invoice_no FROM finance.ledger ORDER BY invoice_no", why: "ORDER BY over UNION"},
+		{def: "SELECT invoice_no, customer FROM finance.invoices UNION SELECT invoice_no FROM finance.ledger", why: "2 and 1 columns"},
+		{def: "WITH a (x, y) AS (SELECT invoice_no FROM finance.invoices) SELECT x FROM a", why: "names 2 columns"},
+		{def: "WITH a AS (SELECT invoice_no + 1 FROM finance.invoices) SELECT * FROM a", why: "without a name"},
+		{def: "SELECT TOP (@n) invoice_no FROM finance.invoices", why: "not an integer literal"},
+	}
+	for i, tc := range cases {
+		db.Tables = append(db.Tables, &catalog.Table{Schema: "finance", Name: fmt.Sprintf("v%d", i), View: true,
+			Definition: fmt.Sprintf("CREATE VIEW finance.v%d AS %s", i, tc.def)})
+	}
+	describe := func(ctx context.Context, p *catalog.Projection) ([]decode.Column, error) {
+		return catalog.Describe(ctx, conn, p.DescribeSQL(), c.Timeout)
+	}
+	plan, err := Build(ctx, db, describe, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range cases {
+		obj := fmt.Sprintf("finance.v%d", i)
+		var sql string
+		for _, s := range plan.Steps {
+			if s.Phase == PhaseView && s.Object == obj {
+				sql = s.SQL[0]
+			}
+		}
+		var why, orig string
+		for _, it := range plan.Untranslated {
+			if it.Object == obj {
+				why, orig = it.Detail, it.Original
+			}
+		}
+		if tc.why != "" {
+			if sql != "" || !strings.Contains(why, tc.why) || !strings.Contains(orig, tc.def) {
+				t.Errorf("%s: created as %q; reported %q (source %q), want a report mentioning %q", tc.def, sql, why, orig, tc.why)
+			}
+			continue
+		}
+		if want := "CREATE VIEW finance." + obj[len("finance."):] + " AS " + tc.want; sql != want {
+			t.Errorf("%s:\n got %s (%s)\nwant %s", tc.def, sql, why, want)
+		}
+	}
+}

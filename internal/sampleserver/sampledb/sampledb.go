@@ -28,8 +28,8 @@ type Config struct {
 	// with error 3952, as on SQL Server.
 	NoSnapshot bool
 	// Finance adds the finance schema (identities on decimal and numeric
-	// columns, a datetimeoffset default; default row counts in
-	// FinanceRows). It is off by default so
+	// columns, a datetimeoffset default, views of set operations, TOP and
+	// a CTE; default row counts in FinanceRows). It is off by default so
 	// that the default database, which the sinks' golden files cover
 	// table by table, keeps its tables.
 	Finance bool
@@ -366,6 +366,7 @@ func New(cfg Config) *DB {
 	b.keyed()
 	db.pools = nil
 	sortTables(db.tables)
+	sortTables(db.views)
 	for i, t := range db.tables {
 		t.ObjectID = int32(901578250 + 16*i)
 		db.byName[strings.ToLower(t.Schema+"."+t.Name)] = t
