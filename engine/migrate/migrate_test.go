@@ -1001,3 +1001,35 @@ func TestViewForms(t *testing.T) {
 		}
 	}
 }
+
+// The default of a datetimeoffset column (sysdatetimeoffset()) reaches
+// both target columns: the timestamptz gets the instant, the offset
+// column the session time zone's offset, and the plan shows both.
+func TestDatetimeoffsetDefault(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 2, Finance: true, Rows: map[string]int64{"finance.invoices": 3, "finance.ledger": 0}})
+	plan, _, conn := migrated(t, db, "migrate_dto", nil, "finance.invoices")
+	var b bytes.Buffer
+	if err := plan.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"issued_at timestamptz(6) NOT NULL DEFAULT now(),",
+		"issued_at__offset_minutes smallint NOT NULL DEFAULT (EXTRACT(TIMEZONE FROM now()) / 60)::smallint", "session's TimeZone"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the plan does not show %q:\n%s", want, b.String())
+		}
+	}
+	ctx := context.Background()
+	for zone, want := range map[string]int16{"Asia/Kolkata": 330, "UTC": 0, "America/Caracas": -240} {
+		if _, err := conn.Exec(ctx, "SET TIME ZONE '"+zone+"'"); err != nil {
+			t.Fatal(err)
+		}
+		var off int16
+		var at time.Time
+		if err := conn.QueryRow(ctx, "INSERT INTO finance.invoices (customer, amount) VALUES ('x', 1) RETURNING issued_at__offset_minutes, issued_at").Scan(&off, &at); err != nil {
+			t.Fatal(err)
+		}
+		if off != want || time.Since(at) > time.Hour || time.Since(at) < -time.Hour {
+			t.Errorf("time zone %s: offset %d at %v, want %d now", zone, off, at, want)
+		}
+	}
+}

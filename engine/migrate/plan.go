@@ -578,6 +578,14 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 	}
 	var defs []string
 	generated := map[string]bool{}
+	// offsetOf: the datetimeoffset columns split into a timestamptz and an
+	// offset companion.
+	offsetOf := map[string]bool{}
+	for i := range mapped {
+		if mapped[i].Companion == "offset" {
+			offsetOf[strings.ToLower(src[i].Name)] = true
+		}
+	}
 	for i := range mapped {
 		m, c := &mapped[i], src[i]
 		obj := t.FullName() + "." + c.Name
@@ -644,7 +652,22 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 		if m.NotNull {
 			def += " NOT NULL"
 		}
-		if c.Default != nil && m.Companion == "" && c.Computed == nil && c.Identity == nil {
+		if c.Default != nil && c.Kind() == decode.KindDateTimeOffset && offsetOf[strings.ToLower(c.Name)] && c.Computed == nil {
+			// The default reaches both columns, or neither.
+			instant, offset, notes, err := translateZonedDefault(c.Default.Expr(), sc)
+			switch {
+			case err != nil && m.Companion == "":
+				b.untranslated(obj, "default", c.Default.Definition, fmt.Sprintf("not translated (%v): neither %s nor its offset column has a default", err, m.Name))
+			case err != nil:
+			case m.Companion == "":
+				def += " DEFAULT " + instant
+				for _, n := range notes {
+					b.note(obj, "default", c.Default.Definition, n)
+				}
+			default:
+				def += " DEFAULT " + offset
+			}
+		} else if c.Default != nil && m.Companion == "" && c.Computed == nil && c.Identity == nil {
 			expr, notes, err := translateDefault(c.Default.Expr(), classOf(c.Kind()), sc)
 			if err != nil {
 				b.untranslated(obj, "default", c.Default.Definition, fmt.Sprintf("not translated (%v): the column has no default", err))
