@@ -559,15 +559,37 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 				citext: key && b.o.CaseInsensitive == CICitext}
 		}
 	}
+	// padded: the key columns whose target type compares trailing
+	// spaces (varchar, text, citext; char(n) ignores them, as SQL Server
+	// does for every type).
+	padded := func(col string) bool {
+		if b.o.CaseInsensitive == CICitext {
+			return true
+		}
+		for i := range mapped {
+			if mapped[i].Companion == "" && strings.EqualFold(src[i].Name, col) {
+				return !strings.HasPrefix(mapped[i].Type.SQL, "char(")
+			}
+		}
+		return false
+	}
+	trailing := func(obj, col, how string) {
+		if padded(col) {
+			b.lossy(obj, "key", "", fmt.Sprintf("SQL Server ignores trailing spaces when it compares text ('a' = 'a '), %s does not: "+
+				"values that differ only in trailing spaces are no longer duplicates, and a foreign key value with trailing spaces no longer matches its key without them", how))
+		}
+	}
 	for col, keys := range ci {
 		obj := t.FullName() + "." + t.Column(col).Name
 		switch b.o.CaseInsensitive {
 		case CIICU:
 			b.note(obj, "key", "", fmt.Sprintf("case-insensitive in the source (%s, used by %s): COLLATE %s keeps keys unique regardless of case",
 				t.Column(col).Collation, strings.Join(keys, ", "), CICollation))
+			trailing(obj, col, "COLLATE "+CICollation)
 		case CICitext:
 			b.note(obj, "key", "", fmt.Sprintf("case-insensitive in the source (%s, used by %s): typed citext (the citext extension), which keeps keys unique regardless of case",
 				t.Column(col).Collation, strings.Join(keys, ", ")))
+			trailing(obj, col, "citext")
 		default:
 			b.lossy(obj, "key", "", fmt.Sprintf("case-insensitive in the source (%s, used by %s) but case-sensitive in PostgreSQL: values that differ only in case are no longer duplicates (use --case-insensitive icu)",
 				t.Column(col).Collation, strings.Join(keys, ", ")))
@@ -575,6 +597,7 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 	}
 	for col, ref := range fkCI {
 		b.note(t.FullName()+"."+t.Column(col).Name, "key", "", fmt.Sprintf("references the case-insensitive key %s: typed citext like it", ref))
+		trailing(t.FullName()+"."+t.Column(col).Name, col, "citext")
 	}
 	var defs []string
 	generated := map[string]bool{}
