@@ -958,6 +958,8 @@ func TestViewForms(t *testing.T) {
 	cases := []struct{ def, want, why string }{
 		{def: "SELECT TOP 3 invoice_no FROM finance.invoices ORDER BY invoice_no DESC",
 			want: "SELECT invoice_no FROM finance.invoices AS invoices ORDER BY invoice_no DESC LIMIT 3"},
+		{def: "SELECT DISTINCT TOP (4) customer FROM finance.invoices ORDER BY customer",
+			want: "SELECT DISTINCT customer FROM finance.invoices AS invoices ORDER BY customer LIMIT 4"},
 		{def: "SELECT TOP (2) customer AS who FROM finance.invoices ORDER BY who",
 			want: `SELECT customer AS who FROM finance.invoices AS invoices ORDER BY who LIMIT 2`},
 		{def: "SELECT invoice_no FROM finance.invoices ORDER BY invoice_no OFFSET 10 ROWS FETCH NEXT 5 ROWS ONLY",

@@ -395,6 +395,11 @@ func (vt *viewTranslator) block() (*queryBlock, error) {
 		return nil, p.errorf("expected SELECT")
 	}
 	blk := &queryBlock{}
+	// SELECT [ALL | DISTINCT] [TOP (n)] list.
+	distinct := p.word("DISTINCT")
+	if !distinct {
+		p.word("ALL")
+	}
 	if p.word("TOP") {
 		paren := p.op("(")
 		n, err := p.count("TOP")
@@ -414,8 +419,6 @@ func (vt *viewTranslator) block() (*queryBlock, error) {
 		}
 		blk.top = n
 	}
-	distinct := p.word("DISTINCT")
-	p.word("ALL")
 	// The select list is parsed after FROM (its names resolve against
 	// it): remember where it starts, skip to FROM at depth 0.
 	listStart := p.i
