@@ -1047,3 +1047,55 @@ func TestDatetimeoffsetDefault(t *testing.T) {
 		}
 	}
 }
+
+// A foreign key whose columns become bigint on one side and stay numeric
+// on the other (a decimal(19,0) column onto a decimal(12,0) identity,
+// which SQL Server admits: both are 9 bytes of scale 0) is reported, not
+// created to fail.
+func TestForeignKeyOntoBigintIdentity(t *testing.T) {
+	ctx := context.Background()
+	c := migrateConfig(startSource(t, sampledb.New(sampledb.Config{Seed: 1, Finance: true})), "postgres://unused", "finance.*")
+	conn, err := c.connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	db, err := catalog.Load(ctx, conn, catalog.Options{Filter: c.Filter, Timeout: c.Timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	describe := func(ctx context.Context, p *catalog.Projection) ([]decode.Column, error) {
+		return catalog.Describe(ctx, conn, p.DescribeSQL(), c.Timeout)
+	}
+	build := func() *Plan {
+		plan, err := Build(ctx, db, describe, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+	fkStep := func(p *Plan) bool {
+		for _, s := range p.Steps {
+			if s.Phase == PhaseForeignKey && s.Object == "finance.ledger.fk_ledger_invoices" {
+				return true
+			}
+		}
+		return false
+	}
+	if p := build(); !fkStep(p) {
+		t.Fatalf("the foreign key is not planned: %+v", p.Untranslated)
+	}
+	// The catalog says decimal(19,0), so the column is not converted; the
+	// server still describes it as decimal(12,0), hence numeric(12,0).
+	db.Table("finance", "ledger").Column("invoice_no").Precision = 19
+	p := build()
+	var why string
+	for _, it := range p.Untranslated {
+		if it.Object == "finance.ledger.FK_ledger_invoices" {
+			why = it.Detail
+		}
+	}
+	if fkStep(p) || !strings.Contains(why, "invoice_no is numeric(12,0) and finance.invoices.invoice_no is bigint") {
+		t.Errorf("foreign key planned %v, reported %q", fkStep(p), why)
+	}
+}

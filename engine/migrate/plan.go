@@ -761,6 +761,35 @@ func (b *builder) bigintColumns(t *catalog.Table) []catalog.Override {
 	return out
 }
 
+// targetType is the target type of a source column ("" when not mapped).
+func (tp *TablePlan) targetType(name string) string {
+	for i := range tp.Columns {
+		if tp.Columns[i].Companion == "" && strings.EqualFold(tp.Columns[i].SourceName, name) {
+			return tp.Columns[i].Type.SQL
+		}
+	}
+	return ""
+}
+
+// fkTypeMismatch says which columns of a foreign key have target types
+// of which one is an integer and the other numeric: a decimal(p,0)
+// identity that became bigint, referenced from a column of more than 18
+// digits that stays numeric.
+func fkTypeMismatch(tp, ref *TablePlan, cols, refCols []string) string {
+	for i := range cols {
+		if i >= len(refCols) {
+			break
+		}
+		a, b := tp.targetType(cols[i]), ref.targetType(refCols[i])
+		_, ai := intBounds[a]
+		_, bi := intBounds[b]
+		if ai != bi && (strings.HasPrefix(a, "numeric") || strings.HasPrefix(b, "numeric")) {
+			return fmt.Sprintf("%s is %s and %s.%s is %s", cols[i], a, ref.Source.FullName(), refCols[i], b)
+		}
+	}
+	return ""
+}
+
 // colList is the target names of source columns, quoted.
 func (s *tableScope) colList(names []string) string {
 	out := make([]string, len(names))
@@ -899,6 +928,10 @@ func (b *builder) foreignKeys(tp *TablePlan) {
 		}
 		if fk.Disabled {
 			b.untranslated(obj, "foreign key", "", "disabled in the source: not created")
+			continue
+		}
+		if why := fkTypeMismatch(tp, ref.tp, fk.Columns, fk.RefColumns); why != "" {
+			b.untranslated(obj, "foreign key", "", why+": PostgreSQL implements no foreign key between them; not created")
 			continue
 		}
 		name := postgres.FoldIdent(fk.Name, b.o.Identifiers)
