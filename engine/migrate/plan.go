@@ -494,7 +494,8 @@ func ciKeyColumns(t *catalog.Table) map[string][]string {
 func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describer) error {
 	schema, name, _ := b.target(t.Schema, t.Name)
 	tp := &TablePlan{Source: t, Schema: schema, Name: name, Identifiers: b.o.Identifiers}
-	all, err := catalog.Project(t, nil, nil, catalog.Reads{})
+	conv := b.bigintColumns(t)
+	all, err := catalog.Project(t, nil, conv, catalog.Reads{})
 	if err != nil {
 		return err
 	}
@@ -511,6 +512,15 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 			return fmt.Errorf("migrate: %s: %w", t.FullName(), err)
 		}
 		b.note(t.FullName(), "name", "", "the column names keep their case: two of them fold to the same name in lower case")
+	}
+	// A column the server converts is described as the expression, whose
+	// nullability the server may not derive: the column's is the catalog's.
+	for _, o := range conv {
+		for i := range mapped {
+			if mapped[i].Companion == "" && strings.EqualFold(mapped[i].SourceName, o.Column) {
+				mapped[i].NotNull = !t.Column(o.Column).Nullable
+			}
+		}
 	}
 	tp.Columns = mapped
 	sc := &tableScope{b: b, t: t, tp: tp, cols: map[string]colInfo{}}
@@ -549,15 +559,37 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 				citext: key && b.o.CaseInsensitive == CICitext}
 		}
 	}
+	// padded: the key columns whose target type compares trailing
+	// spaces (varchar, text, citext; char(n) ignores them, as SQL Server
+	// does for every type).
+	padded := func(col string) bool {
+		if b.o.CaseInsensitive == CICitext {
+			return true
+		}
+		for i := range mapped {
+			if mapped[i].Companion == "" && strings.EqualFold(src[i].Name, col) {
+				return !strings.HasPrefix(mapped[i].Type.SQL, "char(")
+			}
+		}
+		return false
+	}
+	trailing := func(obj, col, how string) {
+		if padded(col) {
+			b.lossy(obj, "key", "", fmt.Sprintf("SQL Server ignores trailing spaces when it compares text ('a' = 'a '), %s does not: "+
+				"values that differ only in trailing spaces are no longer duplicates, and a foreign key value with trailing spaces no longer matches its key without them", how))
+		}
+	}
 	for col, keys := range ci {
 		obj := t.FullName() + "." + t.Column(col).Name
 		switch b.o.CaseInsensitive {
 		case CIICU:
 			b.note(obj, "key", "", fmt.Sprintf("case-insensitive in the source (%s, used by %s): COLLATE %s keeps keys unique regardless of case",
 				t.Column(col).Collation, strings.Join(keys, ", "), CICollation))
+			trailing(obj, col, "COLLATE "+CICollation)
 		case CICitext:
 			b.note(obj, "key", "", fmt.Sprintf("case-insensitive in the source (%s, used by %s): typed citext (the citext extension), which keeps keys unique regardless of case",
 				t.Column(col).Collation, strings.Join(keys, ", ")))
+			trailing(obj, col, "citext")
 		default:
 			b.lossy(obj, "key", "", fmt.Sprintf("case-insensitive in the source (%s, used by %s) but case-sensitive in PostgreSQL: values that differ only in case are no longer duplicates (use --case-insensitive icu)",
 				t.Column(col).Collation, strings.Join(keys, ", ")))
@@ -565,9 +597,18 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 	}
 	for col, ref := range fkCI {
 		b.note(t.FullName()+"."+t.Column(col).Name, "key", "", fmt.Sprintf("references the case-insensitive key %s: typed citext like it", ref))
+		trailing(t.FullName()+"."+t.Column(col).Name, col, "citext")
 	}
 	var defs []string
 	generated := map[string]bool{}
+	// offsetOf: the datetimeoffset columns split into a timestamptz and an
+	// offset companion.
+	offsetOf := map[string]bool{}
+	for i := range mapped {
+		if mapped[i].Companion == "offset" {
+			offsetOf[strings.ToLower(src[i].Name)] = true
+		}
+	}
 	for i := range mapped {
 		m, c := &mapped[i], src[i]
 		obj := t.FullName() + "." + c.Name
@@ -610,8 +651,16 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 		case c.Identity != nil:
 			bounds, ok := intBounds[m.Type.SQL]
 			if !ok {
-				b.untranslated(obj, "identity", "", fmt.Sprintf("identity on %s: PostgreSQL identities are smallint, integer or bigint; the column is created without one", m.Type.SQL))
+				why := "PostgreSQL identities are smallint, integer or bigint"
+				if c.Kind() == decode.KindDecimal && c.Scale == 0 {
+					why = fmt.Sprintf("%d digits do not fit a bigint, the widest PostgreSQL identity", c.Precision)
+				}
+				b.untranslated(obj, "identity", "", fmt.Sprintf("identity on %s (seed %s, increment %s): %s; the column is created as %s without one and keeps the source's values",
+					c.SQLType(), c.Identity.Seed, c.Identity.Increment, why, m.Type.SQL))
 				break
+			}
+			if c.Kind() == decode.KindDecimal {
+				b.note(obj, "identity", "", fmt.Sprintf("a %s identity becomes bigint (every %d-digit integer fits), read from the source as CAST(... AS bigint)", c.SQLType(), c.Precision))
 			}
 			def += fmt.Sprintf(" GENERATED BY DEFAULT AS IDENTITY (START WITH %s INCREMENT BY %s MINVALUE %s MAXVALUE %s)",
 				c.Identity.Seed, c.Identity.Increment, bounds[0], bounds[1])
@@ -626,7 +675,22 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 		if m.NotNull {
 			def += " NOT NULL"
 		}
-		if c.Default != nil && m.Companion == "" && c.Computed == nil && c.Identity == nil {
+		if c.Default != nil && c.Kind() == decode.KindDateTimeOffset && offsetOf[strings.ToLower(c.Name)] && c.Computed == nil {
+			// The default reaches both columns, or neither.
+			instant, offset, notes, err := translateZonedDefault(c.Default.Expr(), sc)
+			switch {
+			case err != nil && m.Companion == "":
+				b.untranslated(obj, "default", c.Default.Definition, fmt.Sprintf("not translated (%v): neither %s nor its offset column has a default", err, m.Name))
+			case err != nil:
+			case m.Companion == "":
+				def += " DEFAULT " + instant
+				for _, n := range notes {
+					b.note(obj, "default", c.Default.Definition, n)
+				}
+			default:
+				def += " DEFAULT " + offset
+			}
+		} else if c.Default != nil && m.Companion == "" && c.Computed == nil && c.Identity == nil {
 			expr, notes, err := translateDefault(c.Default.Expr(), classOf(c.Kind()), sc)
 			if err != nil {
 				b.untranslated(obj, "default", c.Default.Definition, fmt.Sprintf("not translated (%v): the column has no default", err))
@@ -645,13 +709,85 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 			load = append(load, c.Name)
 		}
 	}
-	if tp.Load, err = catalog.Project(t, load, nil, catalog.Reads{}); err != nil {
+	if tp.Load, err = catalog.Project(t, load, conv, catalog.Reads{}); err != nil {
 		return err
 	}
 	b.p.Tables = append(b.p.Tables, tp)
 	b.step(Step{Phase: PhaseTable, Object: tp.Target(), Table: tp.Target(),
 		SQL: []string{"CREATE TABLE " + tp.QualifiedName() + " (\n  " + strings.Join(defs, ",\n  ") + "\n)"}})
 	return nil
+}
+
+// exactInt reports whether c is decimal(p,0) or numeric(p,0) whose every
+// value fits a bigint (p <= 18).
+func exactInt(c *catalog.Column) bool {
+	return c != nil && c.Kind() == decode.KindDecimal && c.Scale == 0 && c.Precision <= 18
+}
+
+// bigintColumns are the columns of t read as bigint: identities on
+// decimal(p,0) with p <= 18, which become bigint identities (PostgreSQL
+// identities are integers), and the decimal(p,0) columns of foreign keys
+// referencing such an identity (PostgreSQL implements no foreign key from
+// numeric onto bigint). The server converts them: the sink writes
+// numeric values into numeric columns only, and a bigint holds every
+// value exactly.
+func (b *builder) bigintColumns(t *catalog.Table) []catalog.Override {
+	var out []catalog.Override
+	seen := map[string]bool{}
+	add := func(c *catalog.Column) {
+		if !seen[strings.ToLower(c.Name)] {
+			seen[strings.ToLower(c.Name)] = true
+			out = append(out, catalog.Override{Column: c.Name, Expr: "CAST(" + catalog.QuoteIdent(c.Name) + " AS bigint)"})
+		}
+	}
+	for i := range t.Columns {
+		if c := &t.Columns[i]; c.Identity != nil && exactInt(c) && c.Computed == nil {
+			add(c)
+		}
+	}
+	for _, fk := range t.ForeignKeys {
+		ref := b.db.Table(fk.RefSchema, fk.RefTable)
+		if ref == nil {
+			continue
+		}
+		for i, rc := range fk.RefColumns {
+			if r := ref.Column(rc); r != nil && r.Identity != nil && exactInt(r) && i < len(fk.Columns) {
+				if c := t.Column(fk.Columns[i]); exactInt(c) && c.Computed == nil {
+					add(c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// targetType is the target type of a source column ("" when not mapped).
+func (tp *TablePlan) targetType(name string) string {
+	for i := range tp.Columns {
+		if tp.Columns[i].Companion == "" && strings.EqualFold(tp.Columns[i].SourceName, name) {
+			return tp.Columns[i].Type.SQL
+		}
+	}
+	return ""
+}
+
+// fkTypeMismatch says which columns of a foreign key have target types
+// of which one is an integer and the other numeric: a decimal(p,0)
+// identity that became bigint, referenced from a column of more than 18
+// digits that stays numeric.
+func fkTypeMismatch(tp, ref *TablePlan, cols, refCols []string) string {
+	for i := range cols {
+		if i >= len(refCols) {
+			break
+		}
+		a, b := tp.targetType(cols[i]), ref.targetType(refCols[i])
+		_, ai := intBounds[a]
+		_, bi := intBounds[b]
+		if ai != bi && (strings.HasPrefix(a, "numeric") || strings.HasPrefix(b, "numeric")) {
+			return fmt.Sprintf("%s is %s and %s.%s is %s", cols[i], a, ref.Source.FullName(), refCols[i], b)
+		}
+	}
+	return ""
 }
 
 // colList is the target names of source columns, quoted.
@@ -792,6 +928,10 @@ func (b *builder) foreignKeys(tp *TablePlan) {
 		}
 		if fk.Disabled {
 			b.untranslated(obj, "foreign key", "", "disabled in the source: not created")
+			continue
+		}
+		if why := fkTypeMismatch(tp, ref.tp, fk.Columns, fk.RefColumns); why != "" {
+			b.untranslated(obj, "foreign key", "", why+": PostgreSQL implements no foreign key between them; not created")
 			continue
 		}
 		name := postgres.FoldIdent(fk.Name, b.o.Identifiers)

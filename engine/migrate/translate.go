@@ -2,6 +2,8 @@ package migrate
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -588,3 +590,64 @@ func translateDefault(text string, target class, sc scope) (string, []string, er
 	s, _, err := t.expr(n)
 	return s, t.notes, err
 }
+
+// translateZonedDefault translates the default of a datetimeoffset column
+// that PostgreSQL keeps as a timestamptz (an instant) and an offset
+// companion column (minutes east of UTC): the default of each. SQL Server
+// converts a value without an offset (getdate(), a literal without one)
+// to the offset +00:00, so the companion's default is 0 then; the UTC
+// functions are the current instant, which is now() in a timestamptz.
+func translateZonedDefault(text string, sc scope) (instant, offset string, notes []string, err error) {
+	n, err := parseExpr(text)
+	if err != nil {
+		return "", "", nil, err
+	}
+	switch x := n.(type) {
+	case lit:
+		switch x.kind {
+		case tWord: // NULL
+			return "NULL", "NULL", nil, nil
+		case tString:
+			m := offsetSuffix.FindStringSubmatch(x.text)
+			if m == nil {
+				return quoteLiteral(x.text), "0", nil, nil
+			}
+			h, _ := strconv.Atoi(m[2])
+			mi, _ := strconv.Atoi(m[3])
+			if h > 14 || mi > 59 || h == 14 && mi > 0 {
+				return "", "", nil, untranslatable("offset %s is out of range", m[0])
+			}
+			off := h*60 + mi
+			if m[1] == "-" {
+				off = -off
+			}
+			return quoteLiteral(x.text), strconv.Itoa(off), nil, nil
+		}
+	case call:
+		if len(x.args) == 0 {
+			switch x.name {
+			case "SYSDATETIMEOFFSET":
+				return "now()", "(EXTRACT(TIMEZONE FROM now()) / 60)::smallint",
+					[]string{"sysdatetimeoffset()'s offset is the SQL Server machine's time zone; in PostgreSQL it is the session's TimeZone setting"}, nil
+			case "GETUTCDATE", "SYSUTCDATETIME":
+				return "now()", "0", nil, nil
+			case "GETDATE", "SYSDATETIME":
+				return "now()", "0", []string{strings.ToLower(x.name) + "() into a datetimeoffset is the server's local time labelled +00:00 in SQL Server; in PostgreSQL the current instant with offset 0 (the same on a server running in UTC)"}, nil
+			}
+		}
+	case ref:
+		if len(x.parts) == 1 && strings.EqualFold(x.parts[0], "CURRENT_TIMESTAMP") {
+			return "now()", "0", []string{"CURRENT_TIMESTAMP into a datetimeoffset is the server's local time labelled +00:00 in SQL Server; in PostgreSQL the current instant with offset 0 (the same on a server running in UTC)"}, nil
+		}
+	}
+	// Anything else: the instant translates as any default does; its
+	// offset has no translation.
+	t := &translator{sc: sc}
+	if _, _, err := t.expr(n); err != nil {
+		return "", "", nil, err
+	}
+	return "", "", nil, untranslatable("the offset of this default has no PostgreSQL translation")
+}
+
+// offsetSuffix is the time zone offset ending a datetimeoffset literal.
+var offsetSuffix = regexp.MustCompile(`([+-])(\d{1,2}):(\d{2})\s*$`)

@@ -157,3 +157,36 @@ func TestTranslateDefault(t *testing.T) {
 		t.Errorf("case-insensitive comparison notes %q", notes)
 	}
 }
+
+// A datetimeoffset default gives the timestamptz its instant and the
+// offset column its offset; what has no offset translation gives neither.
+func TestTranslateZonedDefault(t *testing.T) {
+	for _, c := range []struct{ in, instant, offset, why string }{
+		{in: "(sysdatetimeoffset())", instant: "now()", offset: "(EXTRACT(TIMEZONE FROM now()) / 60)::smallint"},
+		{in: "(getutcdate())", instant: "now()", offset: "0"},
+		{in: "(sysutcdatetime())", instant: "now()", offset: "0"},
+		{in: "(getdate())", instant: "now()", offset: "0"},
+		{in: "(CURRENT_TIMESTAMP)", instant: "now()", offset: "0"},
+		{in: "('2024-05-01 10:00:00.1234567 +02:00')", instant: "'2024-05-01 10:00:00.1234567 +02:00'", offset: "120"},
+		{in: "('2024-05-01 10:00 -09:30')", instant: "'2024-05-01 10:00 -09:30'", offset: "-570"},
+		{in: "('2024-05-01')", instant: "'2024-05-01'", offset: "0"},
+		{in: "(NULL)", instant: "NULL", offset: "NULL"},
+		{in: "('2024-05-01 10:00 +15:00')", why: "out of range"},
+		{in: "(todatetimeoffset(getdate(),'+01:00'))", why: "todatetimeoffset"},
+		{in: "(dateadd(hour,(1),sysdatetimeoffset()))", why: "offset of this default"},
+	} {
+		instant, offset, _, err := translateZonedDefault(catalog.StripParens(c.in), cols)
+		if c.why != "" {
+			if err == nil || !strings.Contains(err.Error(), c.why) {
+				t.Errorf("%s: %q, %q, %v; want an error mentioning %q", c.in, instant, offset, err, c.why)
+			}
+			continue
+		}
+		if err != nil || instant != c.instant || offset != c.offset {
+			t.Errorf("%s: %q, %q (%v), want %q, %q", c.in, instant, offset, err, c.instant, c.offset)
+		}
+	}
+	if _, _, notes, _ := translateZonedDefault("sysdatetimeoffset()", cols); len(notes) != 1 || !strings.Contains(notes[0], "TimeZone") {
+		t.Errorf("sysdatetimeoffset notes %q", notes)
+	}
+}

@@ -8,28 +8,39 @@ import (
 	"github.com/tdsextract/tdsextract/sinks/postgres"
 )
 
-// Views: CREATE VIEW name [(columns)] AS SELECT ... of one query block:
-// a select list, FROM with joins, WHERE, GROUP BY and HAVING. TOP, ORDER
-// BY, UNION, subqueries, CTEs, table hints and WITH SCHEMABINDING's
-// options beyond the name are reported, not guessed. The PostgreSQL view
-// names its columns as the source view does.
+// Views: CREATE VIEW name [(columns)] AS [WITH cte [(columns)] AS
+// (query), ...] query, where a query is SELECT blocks joined by UNION
+// [ALL], EXCEPT and INTERSECT (which bind as in PostgreSQL: INTERSECT
+// first), and a block is a select list, FROM with joins, WHERE, GROUP BY
+// and HAVING. TOP (n) of a lone block becomes LIMIT n (after its ORDER
+// BY), ORDER BY ... OFFSET ... FETCH becomes OFFSET ... LIMIT. TOP ...
+// PERCENT, TOP ... WITH TIES, TOP or ORDER BY around a set operation,
+// subqueries, table hints and WITH SCHEMABINDING's options beyond the
+// name are reported, not guessed. The PostgreSQL view names its columns
+// as the source view does.
 
-// viewScope resolves names against the FROM of a view.
+// relScope is the columns of one FROM item: a migrated table or a CTE.
+type relScope struct {
+	cols  map[string]colInfo // by lower-case source name
+	names []string           // the lower-case names in column order
+}
+
+// viewScope resolves names against the FROM of one query block.
 type viewScope struct {
 	b       *builder
-	aliases map[string]*tableScope // alias or table name (lower) -> table
-	order   []*tableScope
+	aliases map[string]*relScope // alias or table name (lower) -> its columns
+	order   []*relScope
 }
 
 func (s *viewScope) column(parts []string) (colInfo, error) {
 	name := strings.ToLower(parts[len(parts)-1])
 	if len(parts) >= 2 {
 		qual := strings.ToLower(parts[len(parts)-2])
-		ts, ok := s.aliases[qual]
+		rs, ok := s.aliases[qual]
 		if !ok {
 			return colInfo{}, untranslatable("unknown table or alias %s", parts[len(parts)-2])
 		}
-		c, ok := ts.cols[name]
+		c, ok := rs.cols[name]
 		if !ok {
 			return colInfo{}, untranslatable("unknown column %s", strings.Join(parts, "."))
 		}
@@ -37,8 +48,8 @@ func (s *viewScope) column(parts []string) (colInfo, error) {
 		return c, nil
 	}
 	var found *colInfo
-	for _, ts := range s.order {
-		if c, ok := ts.cols[name]; ok {
+	for _, rs := range s.order {
+		if c, ok := rs.cols[name]; ok {
 			if found != nil {
 				return colInfo{}, untranslatable("column %s is ambiguous", parts[0])
 			}
@@ -74,6 +85,32 @@ func (b *builder) view(v *catalog.Table) {
 	b.step(Step{Phase: PhaseView, Object: schema + "." + name, Refs: refs, SQL: []string{sql}})
 }
 
+// outCol is a column a query block gives: its name ("" for an unnamed
+// expression) and what the translation knows of it.
+type outCol struct {
+	name string
+	info colInfo
+}
+
+// viewTranslator translates one view's query.
+type viewTranslator struct {
+	b     *builder
+	v     *catalog.Table
+	p     *parser
+	ctes  map[string]*relScope // by lower-case name
+	refs  []string
+	notes []string
+}
+
+func (vt *viewTranslator) note(n string) {
+	for _, have := range vt.notes {
+		if have == n {
+			return
+		}
+	}
+	vt.notes = append(vt.notes, n)
+}
+
 func (b *builder) translateView(v *catalog.Table) (string, []string, error) {
 	toks, err := tokenize(v.Definition)
 	if err != nil {
@@ -105,22 +142,291 @@ func (b *builder) translateView(v *catalog.Table) (string, []string, error) {
 			p.op(",")
 		}
 	}
-	if !p.word("AS") || !p.word("SELECT") {
-		return "", nil, p.errorf("expected AS SELECT")
+	if !p.word("AS") {
+		return "", nil, p.errorf("expected AS")
 	}
-	if p.peek().upper() == "TOP" {
-		return "", nil, p.errorf("TOP is not translated")
+	vt := &viewTranslator{b: b, v: v, p: p, ctes: map[string]*relScope{}}
+	out, _, star, err := vt.query()
+	if err != nil {
+		return "", nil, err
 	}
+	p.op(";")
+	if p.peek().kind != tEOF {
+		return "", nil, p.errorf("not translated")
+	}
+	for _, n := range vt.notes {
+		b.note(v.FullName(), "view", v.Definition, n)
+	}
+	schema, name, _ := b.target(v.Schema, v.Name)
+	cols := make([]string, 0, len(v.Columns))
+	for _, c := range v.Columns {
+		if !c.Hidden {
+			cols = append(cols, postgres.QuoteIdent(postgres.FoldIdent(c.Name, b.o.Identifiers)))
+		}
+	}
+	if star || len(cols) == 0 {
+		return "CREATE VIEW " + postgres.QuoteIdent(schema) + "." + postgres.QuoteIdent(name) + " AS " + out, vt.refs, nil
+	}
+	return "CREATE VIEW " + postgres.QuoteIdent(schema) + "." + postgres.QuoteIdent(name) + " (" + strings.Join(cols, ", ") + ") AS " + out, vt.refs, nil
+}
+
+// name reads a name (a word or a quoted name).
+func (p *parser) name() (string, error) {
+	t := p.next()
+	if t.kind != tWord && t.kind != tName {
+		p.i--
+		return "", p.errorf("expected a name")
+	}
+	return t.text, nil
+}
+
+// count reads a non-negative integer literal (TOP's n, OFFSET's and
+// FETCH's counts).
+func (p *parser) count(what string) (string, error) {
+	t := p.next()
+	if t.kind != tNumber || strings.Trim(t.text, "0123456789") != "" {
+		p.i--
+		return "", untranslatable("%s with a count that is not an integer literal", what)
+	}
+	return t.text, nil
+}
+
+// query translates [WITH ctes] block {set operator block} [ORDER BY ...
+// [OFFSET ... [FETCH ...]]]: the SQL, the columns of its first block,
+// and whether that block's select list is a lone *.
+func (vt *viewTranslator) query() (string, []outCol, bool, error) {
+	p := vt.p
+	with := ""
+	if p.word("WITH") {
+		var parts []string
+		for {
+			name, err := p.name()
+			if err != nil {
+				return "", nil, false, err
+			}
+			var names []string
+			if p.op("(") {
+				for {
+					n, err := p.name()
+					if err != nil {
+						return "", nil, false, err
+					}
+					names = append(names, n)
+					if p.op(")") {
+						break
+					}
+					if err := p.expect(","); err != nil {
+						return "", nil, false, err
+					}
+				}
+			}
+			if !p.word("AS") {
+				return "", nil, false, p.errorf("expected AS")
+			}
+			if err := p.expect("("); err != nil {
+				return "", nil, false, err
+			}
+			sql, cols, _, err := vt.query()
+			if err != nil {
+				return "", nil, false, err
+			}
+			if err := p.expect(")"); err != nil {
+				return "", nil, false, err
+			}
+			if names != nil && len(names) != len(cols) {
+				return "", nil, false, untranslatable("CTE %s names %d columns, its query gives %d", name, len(names), len(cols))
+			}
+			rs := &relScope{cols: map[string]colInfo{}}
+			for i, c := range cols {
+				n := c.name
+				if names != nil {
+					n = names[i]
+				}
+				if n == "" {
+					return "", nil, false, untranslatable("CTE %s has a column without a name", name)
+				}
+				info := c.info
+				info.sql = postgres.QuoteIdent(postgres.FoldIdent(n, vt.b.o.Identifiers))
+				rs.cols[strings.ToLower(n)] = info
+				rs.names = append(rs.names, strings.ToLower(n))
+			}
+			def := postgres.QuoteIdent(postgres.FoldIdent(name, vt.b.o.Identifiers))
+			if names != nil {
+				q := make([]string, len(names))
+				for i, n := range names {
+					q[i] = postgres.QuoteIdent(postgres.FoldIdent(n, vt.b.o.Identifiers))
+				}
+				def += " (" + strings.Join(q, ", ") + ")"
+			}
+			parts = append(parts, def+" AS ("+sql+")")
+			vt.ctes[strings.ToLower(name)] = rs
+			if !p.op(",") {
+				break
+			}
+		}
+		with = "WITH " + strings.Join(parts, ", ") + " "
+	}
+	first, err := vt.block()
+	if err != nil {
+		return "", nil, false, err
+	}
+	out := first.sql
+	blocks := 1
+	for {
+		op := ""
+		switch {
+		case p.word("UNION"):
+			op = "UNION"
+			if p.word("ALL") {
+				op = "UNION ALL"
+			}
+		case p.word("EXCEPT"):
+			op = "EXCEPT"
+		case p.word("INTERSECT"):
+			op = "INTERSECT"
+		}
+		if op == "" {
+			break
+		}
+		next, err := vt.block()
+		if err != nil {
+			return "", nil, false, err
+		}
+		if first.top != "" || next.top != "" {
+			return "", nil, false, untranslatable("TOP in a query with %s is not translated", op)
+		}
+		if len(next.cols) != len(first.cols) {
+			return "", nil, false, untranslatable("the blocks of %s give %d and %d columns", op, len(first.cols), len(next.cols))
+		}
+		out += " " + op + " " + next.sql
+		blocks++
+	}
+	ordered, limit, offset := false, first.top, ""
+	if p.word("ORDER") {
+		if !p.word("BY") {
+			return "", nil, false, p.errorf("expected BY")
+		}
+		if blocks > 1 {
+			return "", nil, false, untranslatable("ORDER BY over UNION, EXCEPT or INTERSECT is not translated")
+		}
+		var keys []string
+		for {
+			q := &parser{toks: p.toks, i: p.i}
+			n, err := q.expr()
+			if err != nil {
+				return "", nil, false, err
+			}
+			s, _, err := first.tr.expr(n)
+			if err != nil {
+				// ORDER BY may name a select-list alias.
+				r, ok := n.(ref)
+				found := false
+				for _, c := range first.cols {
+					if ok && len(r.parts) == 1 && c.name != "" && strings.EqualFold(c.name, r.parts[0]) {
+						s, found = postgres.QuoteIdent(postgres.FoldIdent(c.name, vt.b.o.Identifiers)), true
+					}
+				}
+				if !found {
+					return "", nil, false, err
+				}
+			}
+			p.i = q.i
+			if p.word("DESC") {
+				s += " DESC"
+			} else {
+				p.word("ASC")
+			}
+			keys = append(keys, s)
+			if !p.op(",") {
+				break
+			}
+		}
+		for _, n := range first.tr.notes {
+			vt.note(n)
+		}
+		out += " ORDER BY " + strings.Join(keys, ", ")
+		ordered = true
+		if p.word("OFFSET") {
+			if offset, err = p.count("OFFSET"); err != nil {
+				return "", nil, false, err
+			}
+			if !p.word("ROWS") && !p.word("ROW") {
+				return "", nil, false, p.errorf("expected ROWS")
+			}
+			if p.word("FETCH") {
+				if !p.word("NEXT") && !p.word("FIRST") {
+					return "", nil, false, p.errorf("expected NEXT")
+				}
+				if limit, err = p.count("FETCH"); err != nil {
+					return "", nil, false, err
+				}
+				if !p.word("ROWS") && !p.word("ROW") || !p.word("ONLY") {
+					return "", nil, false, p.errorf("expected ROWS ONLY")
+				}
+			}
+		}
+	}
+	if first.top != "" && !ordered {
+		vt.note(fmt.Sprintf("TOP (%s) without ORDER BY becomes LIMIT %s: which rows is unspecified, in SQL Server as in PostgreSQL", first.top, first.top))
+	}
+	if limit != "" {
+		out += " LIMIT " + limit
+	}
+	if offset != "" {
+		out += " OFFSET " + offset
+	}
+	return with + out, first.cols, first.star, nil
+}
+
+// queryBlock is one translated SELECT block.
+type queryBlock struct {
+	sql  string
+	cols []outCol
+	star bool
+	top  string // TOP's n, "" for none
+	tr   *translator
+}
+
+// block translates SELECT [TOP (n)] [DISTINCT] list FROM ... [WHERE]
+// [GROUP BY] [HAVING], stopping at what follows it.
+func (vt *viewTranslator) block() (*queryBlock, error) {
+	b, v, p := vt.b, vt.v, vt.p
+	if !p.word("SELECT") {
+		return nil, p.errorf("expected SELECT")
+	}
+	blk := &queryBlock{}
+	// SELECT [ALL | DISTINCT] [TOP (n)] list.
 	distinct := p.word("DISTINCT")
-	p.word("ALL")
+	if !distinct {
+		p.word("ALL")
+	}
+	if p.word("TOP") {
+		paren := p.op("(")
+		n, err := p.count("TOP")
+		if err != nil {
+			return nil, err
+		}
+		if paren {
+			if err := p.expect(")"); err != nil {
+				return nil, err
+			}
+		}
+		if p.word("PERCENT") {
+			return nil, untranslatable("TOP ... PERCENT is not translated (PostgreSQL's LIMIT counts rows)")
+		}
+		if p.peek().upper() == "WITH" && p.toks[p.i+1].upper() == "TIES" {
+			return nil, untranslatable("TOP ... WITH TIES is not translated")
+		}
+		blk.top = n
+	}
 	// The select list is parsed after FROM (its names resolve against
 	// it): remember where it starts, skip to FROM at depth 0.
 	listStart := p.i
 	depth := 0
 	for {
 		t := p.peek()
-		if t.kind == tEOF {
-			return "", nil, p.errorf("a view without FROM is not translated")
+		if t.kind == tEOF || depth == 0 && (t.is(")") || t.upper() == "UNION" || t.upper() == "EXCEPT" || t.upper() == "INTERSECT") {
+			return nil, p.errorf("a view without FROM is not translated")
 		}
 		if t.is("(") {
 			depth++
@@ -133,26 +439,39 @@ func (b *builder) translateView(v *catalog.Table) (string, []string, error) {
 	}
 	listEnd := p.i
 	p.next()
-	sc := &viewScope{b: b, aliases: map[string]*tableScope{}}
-	var refs []string
+	sc := &viewScope{b: b, aliases: map[string]*relScope{}}
 	tableRef := func() (string, error) {
 		parts, err := p.dotted()
 		if err != nil {
 			return "", err
 		}
-		schema, name := v.Schema, parts[len(parts)-1]
-		if len(parts) >= 2 {
-			schema = parts[len(parts)-2]
+		name := parts[len(parts)-1]
+		var rs *relScope
+		var out string
+		if cte, ok := vt.ctes[strings.ToLower(name)]; ok && len(parts) == 1 {
+			rs, out = cte, postgres.QuoteIdent(postgres.FoldIdent(name, b.o.Identifiers))
+		} else {
+			schema := v.Schema
+			if len(parts) >= 2 {
+				schema = parts[len(parts)-2]
+			}
+			src := b.db.Table(schema, name)
+			if src == nil && len(parts) == 1 {
+				src = b.db.Table("dbo", name)
+			}
+			if src == nil || b.byTable[src] == nil {
+				return "", untranslatable("%s is not a migrated table", strings.Join(parts, "."))
+			}
+			ts := b.byTable[src]
+			vt.refs = append(vt.refs, ts.tp.Target())
+			rs = &relScope{cols: ts.cols}
+			for _, c := range src.Columns {
+				if _, ok := ts.cols[strings.ToLower(c.Name)]; ok && !c.Hidden {
+					rs.names = append(rs.names, strings.ToLower(c.Name))
+				}
+			}
+			out = ts.tp.QualifiedName()
 		}
-		src := b.db.Table(schema, name)
-		if src == nil && len(parts) == 1 {
-			src = b.db.Table("dbo", name)
-		}
-		if src == nil || b.byTable[src] == nil {
-			return "", untranslatable("%s is not a migrated table", strings.Join(parts, "."))
-		}
-		ts := b.byTable[src]
-		refs = append(refs, ts.tp.Target())
 		alias := name
 		p.word("AS")
 		if t := p.peek(); (t.kind == tWord && !clauseWords[t.upper()]) || t.kind == tName {
@@ -161,19 +480,13 @@ func (b *builder) translateView(v *catalog.Table) (string, []string, error) {
 		if p.peek().upper() == "WITH" {
 			return "", untranslatable("table hints are not translated")
 		}
-		sc.aliases[strings.ToLower(alias)] = ts
-		sc.order = append(sc.order, ts)
-		out := ts.tp.QualifiedName()
-		if alias != name {
-			out += " AS " + postgres.QuoteIdent(postgres.FoldIdent(alias, b.o.Identifiers))
-		} else {
-			out += " AS " + postgres.QuoteIdent(postgres.FoldIdent(name, b.o.Identifiers))
-		}
-		return out, nil
+		sc.aliases[strings.ToLower(alias)] = rs
+		sc.order = append(sc.order, rs)
+		return out + " AS " + postgres.QuoteIdent(postgres.FoldIdent(alias, b.o.Identifiers)), nil
 	}
 	first, err := tableRef()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	from := []string{first}
 	type pendingOn struct {
@@ -204,13 +517,13 @@ func (b *builder) translateView(v *catalog.Table) (string, []string, error) {
 		}
 		p.word("OUTER")
 		if join != "," && join != "JOIN" && !p.word("JOIN") {
-			return "", nil, p.errorf("expected JOIN")
+			return nil, p.errorf("expected JOIN")
 		} else if join == "JOIN" && p.toks[p.i-1].upper() == "INNER" && !p.word("JOIN") {
-			return "", nil, p.errorf("expected JOIN")
+			return nil, p.errorf("expected JOIN")
 		}
 		ref, err := tableRef()
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		if join == "," {
 			from = append(from, ", "+ref)
@@ -219,17 +532,23 @@ func (b *builder) translateView(v *catalog.Table) (string, []string, error) {
 		from = append(from, " "+join+" "+ref)
 		if join != "CROSS JOIN" {
 			if !p.word("ON") {
-				return "", nil, p.errorf("expected ON")
+				return nil, p.errorf("expected ON")
 			}
 			ons = append(ons, pendingOn{len(from) - 1, p.i})
 			// Skip the ON expression now; translate it once every table is known.
 			if _, err := p.expr(); err != nil {
-				return "", nil, err
+				return nil, err
 			}
 		}
 	}
 	rest := p.i
 	tr := &translator{sc: sc}
+	blk.tr = tr
+	defer func() {
+		for _, n := range tr.notes {
+			vt.note(n)
+		}
+	}()
 	exprAt := func(pos int) (string, int, error) {
 		q := &parser{toks: p.toks, i: pos}
 		n, err := q.expr()
@@ -242,7 +561,7 @@ func (b *builder) translateView(v *catalog.Table) (string, []string, error) {
 	for _, on := range ons {
 		s, _, err := exprAt(on.pos)
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		from[on.at] += " ON " + s
 	}
@@ -253,27 +572,42 @@ func (b *builder) translateView(v *catalog.Table) (string, []string, error) {
 	for {
 		if q.op("*") {
 			items = append(items, "*")
+			for _, rs := range sc.order {
+				for _, n := range rs.names {
+					blk.cols = append(blk.cols, outCol{n, rs.cols[n]})
+				}
+			}
 		} else {
 			n, err := q.expr()
 			if err != nil {
-				return "", nil, err
+				return nil, err
 			}
-			s, _, err := tr.expr(n)
+			s, c, err := tr.expr(n)
 			if err != nil {
-				return "", nil, err
+				return nil, err
+			}
+			col := outCol{info: colInfo{class: c}}
+			if r, ok := n.(ref); ok {
+				col.name = r.parts[len(r.parts)-1]
+				if info, err := sc.column(r.parts); err == nil {
+					col.info = info
+				}
 			}
 			if q.word("AS") || q.peek().kind == tWord || q.peek().kind == tName || q.peek().kind == tString {
-				q.next() // the alias: the view's column list names the columns
+				col.name = q.next().text
+				s += " AS " + postgres.QuoteIdent(postgres.FoldIdent(col.name, b.o.Identifiers))
 			}
 			items = append(items, s)
+			blk.cols = append(blk.cols, col)
 		}
 		if !q.op(",") {
 			break
 		}
 	}
 	if q.peek().kind != tEOF {
-		return "", nil, q.errorf("unexpected text in the select list")
+		return nil, q.errorf("unexpected text in the select list")
 	}
+	blk.star = len(items) == 1 && items[0] == "*"
 	out := "SELECT "
 	if distinct {
 		out += "DISTINCT "
@@ -283,20 +617,20 @@ func (b *builder) translateView(v *catalog.Table) (string, []string, error) {
 	if p.word("WHERE") {
 		s, next, err := exprAt(p.i)
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		out += " WHERE " + s
 		p.i = next
 	}
 	if p.word("GROUP") {
 		if !p.word("BY") {
-			return "", nil, p.errorf("expected BY")
+			return nil, p.errorf("expected BY")
 		}
 		var keys []string
 		for {
 			s, next, err := exprAt(p.i)
 			if err != nil {
-				return "", nil, err
+				return nil, err
 			}
 			keys, p.i = append(keys, s), next
 			if !p.op(",") {
@@ -308,27 +642,11 @@ func (b *builder) translateView(v *catalog.Table) (string, []string, error) {
 	if p.word("HAVING") {
 		s, next, err := exprAt(p.i)
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		out += " HAVING " + s
 		p.i = next
 	}
-	p.op(";")
-	if p.peek().kind != tEOF {
-		return "", nil, p.errorf("not translated")
-	}
-	for _, n := range tr.notes {
-		b.note(v.FullName(), "view", v.Definition, n)
-	}
-	schema, name, _ := b.target(v.Schema, v.Name)
-	cols := make([]string, 0, len(v.Columns))
-	for _, c := range v.Columns {
-		if !c.Hidden {
-			cols = append(cols, postgres.QuoteIdent(postgres.FoldIdent(c.Name, b.o.Identifiers)))
-		}
-	}
-	if len(items) == 1 && items[0] == "*" || len(cols) == 0 {
-		return "CREATE VIEW " + postgres.QuoteIdent(schema) + "." + postgres.QuoteIdent(name) + " AS " + out, refs, nil
-	}
-	return "CREATE VIEW " + postgres.QuoteIdent(schema) + "." + postgres.QuoteIdent(name) + " (" + strings.Join(cols, ", ") + ") AS " + out, refs, nil
+	blk.sql = out
+	return blk, nil
 }

@@ -80,10 +80,10 @@ func sysTypeOf(d decode.Decl) sysType {
 var catDate = decode.DateTime{Days: decode.DateFromCivil(2026, 1, 1)}
 
 // Schema ids as SQL Server assigns them (user schemas from 5 in creation order).
-var schemaIDs = map[string]int64{"dbo": 1, "guest": 2, "INFORMATION_SCHEMA": 3, "sys": 4, "sales": 5, "warehouse": 6}
+var schemaIDs = map[string]int64{"dbo": 1, "guest": 2, "INFORMATION_SCHEMA": 3, "sys": 4, "sales": 5, "warehouse": 6, "finance": 7}
 
 // schemaNames lists the schemas in schema_id order.
-var schemaNames = []string{"dbo", "guest", "INFORMATION_SCHEMA", "sys", "sales", "warehouse"}
+var schemaNames = []string{"dbo", "guest", "INFORMATION_SCHEMA", "sys", "sales", "warehouse", "finance"}
 
 // catCol declares a catalog view column: name and SQL type; a trailing "?"
 // on the type marks it nullable.
@@ -222,6 +222,10 @@ func (db *DB) buildCatalog() {
 		}
 	}
 	schemaID := func(s string) int64 { return schemaIDs[s] }
+	hasFinance := false
+	for _, t := range db.tables {
+		hasFinance = hasFinance || t.Schema == "finance"
+	}
 	// relations are the tables, then the views: what has columns.
 	relations := append(append([]*Table(nil), db.tables...), db.views...)
 	var views []*Table
@@ -334,6 +338,9 @@ func (db *DB) buildCatalog() {
 	// sys.schemas
 	rows = nil
 	for _, s := range schemaNames {
+		if s == "finance" && !hasFinance {
+			continue // created with the schema's tables (Config.Finance)
+		}
 		rows = append(rows, []any{s, schemaIDs[s], int64(1)})
 	}
 	add(db.catTable("sys", "schemas", []catCol{{"name", "sysname"}, {"schema_id", "int"}, {"principal_id", "int?"}}, rows))
@@ -481,9 +488,18 @@ func (db *DB) buildCatalog() {
 			if t.Identity == "" || !strings.EqualFold(name, t.Identity) {
 				continue
 			}
-			// sql_variant holds its base value in the fixed-length form.
+			// sql_variant holds its base value in the fixed-length form,
+			// in the column's own type: decimal(12,0) for a decimal(12,0)
+			// identity.
 			vt := decode.FixedForm(t.Columns[c].Type)
-			iv := func(v int64) any { return decode.Variant{Type: vt, Value: v} }
+			iv := func(v int64) any {
+				if vt.Kind() == decode.KindDecimal {
+					d := dec(v)
+					d.Precision, d.Scale = vt.Precision, vt.Scale
+					return decode.Variant{Type: vt, Value: d}
+				}
+				return decode.Variant{Type: vt, Value: v}
+			}
 			seed, incr, last, ok := t.IdentityValues()
 			var lastV any
 			if ok {

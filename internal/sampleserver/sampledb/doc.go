@@ -53,6 +53,13 @@
 //     increasing) and devices (clustered primary key device_id
 //     uniqueidentifier, random): tables to split on keys that are not
 //     integers.
+//   - with Config.Finance only: finance.invoices (invoice_no decimal(12,0)
+//     IDENTITY(5000,5), issued_at datetimeoffset(7) DEFAULT
+//     (sysdatetimeoffset())) and finance.ledger (entry_no numeric(20,0)
+//     IDENTITY(1,1), invoice_no decimal(12,0) referencing the invoices):
+//     identities on exact numeric types, one within and one beyond a
+//     bigint's precision; and six views of UNION, UNION ALL, EXCEPT,
+//     INTERSECT, TOP (5) ... ORDER BY and a CTE over them.
 //   - text_cp1252 (Latin1_General_CI_AS), text_cp1251
 //     (Cyrillic_General_CI_AS), text_cp932 (Japanese_CI_AS), text_utf8
 //     (Latin1_General_100_CI_AS_SC_UTF8): the same strings (TextSamples) in

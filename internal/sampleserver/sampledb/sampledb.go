@@ -27,6 +27,12 @@ type Config struct {
 	// Server's default): a statement under SNAPSHOT isolation then fails
 	// with error 3952, as on SQL Server.
 	NoSnapshot bool
+	// Finance adds the finance schema (identities on decimal and numeric
+	// columns, a datetimeoffset default, views of set operations, TOP and
+	// a CTE; default row counts in FinanceRows). It is off by default so
+	// that the default database, which the sinks' golden files cover
+	// table by table, keeps its tables.
+	Finance bool
 }
 
 // Validate checks that every key of Rows names a generated table whose row
@@ -40,6 +46,9 @@ func (c *Config) Validate() error {
 			key = "dbo." + key
 		}
 		n, known := DefaultRows[key]
+		if !known && c.Finance {
+			n, known = FinanceRows[key]
+		}
 		switch {
 		case !known:
 			msg := fmt.Sprintf("%q: no such table", k)
@@ -97,6 +106,10 @@ var DefaultRows = map[string]int64{
 	"dbo.readings":        3000,
 	"dbo.devices":         2000,
 }
+
+// FinanceRows are the default row counts of the finance schema's tables
+// (Config.Finance).
+var FinanceRows = map[string]int64{"finance.invoices": 40, "finance.ledger": 60}
 
 // DB is a generated sample database. A DB value is immutable and safe for
 // concurrent use; Insert (dbo.events only) makes a new version, which
@@ -331,7 +344,10 @@ func New(cfg Config) *DB {
 		if v, ok := over[key]; ok {
 			return v
 		}
-		n := DefaultRows[key]
+		n, ok := DefaultRows[key]
+		if !ok {
+			n = FinanceRows[key]
+		}
 		if cfg.Scale > 0 && key != "dbo.type_matrix" {
 			n = max(1, int64(float64(n)*cfg.Scale+0.5))
 		}
@@ -343,10 +359,14 @@ func New(cfg Config) *DB {
 	b.sales()
 	b.textTables()
 	b.warehouse()
+	if cfg.Finance {
+		b.finance()
+	}
 	b.events()
 	b.keyed()
 	db.pools = nil
 	sortTables(db.tables)
+	sortTables(db.views)
 	for i, t := range db.tables {
 		t.ObjectID = int32(901578250 + 16*i)
 		db.byName[strings.ToLower(t.Schema+"."+t.Name)] = t

@@ -238,7 +238,7 @@ func TestSampleKeyMapping(t *testing.T) {
 }
 
 func TestSampleCatalogConsistency(t *testing.T) {
-	db := New(Config{Seed: 9})
+	db := New(Config{Seed: 9, Finance: true})
 	for _, tb := range db.Tables() {
 		for _, fk := range tb.ForeignKeys {
 			ref, ok := db.Table(fk.RefSchema, fk.RefTable)
@@ -307,8 +307,8 @@ func TestSampleCatalogConsistency(t *testing.T) {
 	for _, tb := range db.Tables() {
 		nfk += len(tb.ForeignKeys)
 	}
-	if rc.Rows != int64(nfk) || nfk != 5 {
-		t.Fatalf("%d referential constraints for %d foreign keys, want 5", rc.Rows, nfk)
+	if rc.Rows != int64(nfk) || nfk != 6 {
+		t.Fatalf("%d referential constraints for %d foreign keys, want 6", rc.Rows, nfk)
 	}
 	for i := range rc.Rows {
 		row = rc.Row(i, row)

@@ -883,3 +883,45 @@ set transaction isolation level read committed`)
 		}
 	}
 }
+
+// The finance views answer SELECT with the rows the database computed for
+// them, and a WHERE on a view filters them as on a table.
+func TestFinanceViews(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 42, Finance: true})
+	s := NewSession(db)
+	n := 0
+	for _, v := range db.Views() {
+		if v.Schema != "finance" {
+			continue
+		}
+		n++
+		d := query(t, s, "SELECT * FROM finance."+v.Name)
+		if int64(len(d.rows)) != v.Rows || v.Rows == 0 {
+			t.Fatalf("%s: %d rows, want %d", v.Name, len(d.rows), v.Rows)
+		}
+		var want []any
+		for i, got := range d.rows {
+			want = v.Row(int64(i), want[:0])
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s row %d: %v, want %v", v.Name, i, got, want)
+			}
+		}
+	}
+	if n != 6 {
+		t.Errorf("%d finance views, want 6", n)
+	}
+	d := query(t, s, "SELECT customer, total FROM finance.customer_totals WHERE invoices > 6")
+	all := query(t, s, "SELECT customer, total, invoices FROM finance.customer_totals")
+	k := 0
+	for _, r := range all.rows {
+		if r[2].(int64) > 6 {
+			if k >= len(d.rows) || !reflect.DeepEqual(d.rows[k], r[:2]) {
+				t.Fatalf("filtered rows %v, from %v", d.rows, all.rows)
+			}
+			k++
+		}
+	}
+	if k != len(d.rows) {
+		t.Errorf("filtered %d rows, want %d", len(d.rows), k)
+	}
+}
