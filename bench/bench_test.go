@@ -127,7 +127,7 @@ func TestMigrateSuiteParity(t *testing.T) {
 		{"sales", 4, 300 + 75 + 15 + 3}, // order_lines, orders, customers, products
 	} {
 		served = nil
-		rs, err := runMigrateSuite(migrateTargetFor(tc.shape), []int64{300}, 2, url, addrFor)
+		rs, err := runMigrateSuite(migrateTargetFor(tc.shape), []int64{300}, 2, url, addrFor, migrateLegs{pgloader: true})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.shape, err)
 		}

@@ -84,18 +84,33 @@ type MigrateResult struct {
 	WallMedianS float64 `json:"wall_median_s"`
 	RSSMedianMB float64 `json:"peak_rss_median_mib"`
 	RowsPerSec  float64 `json:"rows_per_s"` // TotalRows per second of median wall time
+	// WallS is every kept repetition's wall time, in order: repetition i
+	// of each leg ran back to back with repetition i of the others.
+	WallS []float64 `json:"wall_s"`
+}
+
+// baselineLeg names the leg of -baseline: another build of tdsextract,
+// run beside this one so that two commits are compared in one run.
+const baselineLeg = "baseline tdsextract migrate"
+
+// migrateLegs says which legs run beside this build's migrate.
+type migrateLegs struct {
+	baseline string // a tdsextract binary from another commit, or ""
+	pgloader bool
 }
 
 // runMigrateSuite runs the suite on target at each row count; addrFor
 // starts (or names) a sample server with those row counts.
-func runMigrateSuite(target migrateTarget, rowCounts []int64, reps int, pgURL string, addrFor func(rows map[string]int64) (string, func())) ([]MigrateResult, error) {
+func runMigrateSuite(target migrateTarget, rowCounts []int64, reps int, pgURL string, addrFor func(rows map[string]int64) (string, func()), with migrateLegs) ([]MigrateResult, error) {
 	bin, err := buildTdsextract()
 	if err != nil {
 		return nil, err
 	}
-	pgloader, err := exec.LookPath("pgloader")
-	if err != nil {
-		return nil, fmt.Errorf("pgloader not installed (apt-get install pgloader)")
+	var pgloader string
+	if with.pgloader {
+		if pgloader, err = exec.LookPath("pgloader"); err != nil {
+			return nil, fmt.Errorf("pgloader not installed (apt-get install pgloader)")
+		}
 	}
 	ctl, err := pgx.Connect(context.Background(), pgURL)
 	if err != nil {
@@ -110,18 +125,25 @@ func runMigrateSuite(target migrateTarget, rowCounts []int64, reps int, pgURL st
 			total += v
 		}
 		addr, stop := addrFor(want)
-		legs := []struct {
+		type leg struct {
 			name string
 			db   string
 			run  func(url string) (migrateSample, error)
-		}{
-			{"tdsextract migrate", "bench_migrate_tdsx", func(url string) (migrateSample, error) {
+		}
+		migrate := func(bin string) func(url string) (migrateSample, error) {
+			return func(url string) (migrateSample, error) {
 				return child(exec.Command(bin, "--quiet", "migrate", "--source", fmt.Sprintf("sqlserver://%s@%s?database=sample&encrypt=disable", benchUser, addr),
 					"--password-env", "BENCH_SOURCE_PASSWORD", "--include", target.include, "--target", url), nil)
-			}},
-			{"pgloader", "bench_migrate_pgl", func(url string) (migrateSample, error) {
+			}
+		}
+		legs := []leg{{"tdsextract migrate", "bench_migrate_tdsx", migrate(bin)}}
+		if with.baseline != "" {
+			legs = append(legs, leg{baselineLeg, "bench_migrate_base", migrate(with.baseline)})
+		}
+		if with.pgloader {
+			legs = append(legs, leg{"pgloader", "bench_migrate_pgl", func(url string) (migrateSample, error) {
 				return pgloaderChild(pgloader, addr, target.pgloader, url)
-			}},
+			}})
 		}
 		samples := make([][]migrateSample, len(legs))
 		for r := 0; r < reps; r++ {
@@ -153,7 +175,7 @@ func runMigrateSuite(target migrateTarget, rowCounts []int64, reps int, pgURL st
 			}
 			w := median(walls)
 			out = append(out, MigrateResult{Table: target.name, Rows: n, TotalRows: total, Leg: l.name, Reps: len(walls), WallMedianS: w,
-				RSSMedianMB: median(rss), RowsPerSec: float64(total) / w})
+				RSSMedianMB: median(rss), RowsPerSec: float64(total) / w, WallS: walls})
 		}
 	}
 	return out, nil
@@ -287,13 +309,32 @@ func migrateMarkdown(rs []MigrateResult) string {
 	})
 	b.WriteString("\n")
 	for _, k := range ks {
-		t, p := by[k]["tdsextract migrate"], by[k]["pgloader"]
+		t, p, base := by[k]["tdsextract migrate"], by[k]["pgloader"], by[k][baselineLeg]
 		if t.WallMedianS > 0 && p.WallMedianS > 0 {
 			fmt.Fprintf(&b, "- %s, %d rows: tdsextract's wall time is %.3f of pgloader's (%.1fx faster); peak RSS %.2f of pgloader's\n",
 				k.table, k.rows, t.WallMedianS/p.WallMedianS, p.WallMedianS/t.WallMedianS, t.RSSMedianMB/p.RSSMedianMB)
 		}
+		if t.WallMedianS > 0 && base.WallMedianS > 0 {
+			fmt.Fprintf(&b, "- %s, %d rows: this build's wall time is %.3f of the baseline's (medians); per repetition pair %s\n",
+				k.table, k.rows, t.WallMedianS/base.WallMedianS, pairRatios(t.WallS, base.WallS))
+		}
 	}
 	return b.String()
+}
+
+// pairRatios is a/b for each repetition both legs ran, back to back, and
+// their median: on a noisy machine the pairs say more than two medians.
+func pairRatios(a, b []float64) string {
+	var rs []float64
+	var parts []string
+	for i := range min(len(a), len(b)) {
+		rs = append(rs, a[i]/b[i])
+		parts = append(parts, fmt.Sprintf("%.3f", a[i]/b[i]))
+	}
+	if len(rs) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%s, median %.3f", strings.Join(parts, " "), median(rs))
 }
 
 // migrateConditions describes a run for the results file: the command,
