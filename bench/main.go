@@ -224,14 +224,14 @@ func main() {
 			targets = append(targets, t)
 		}
 		loadBefore, commit := loadAverage(), headCommit()
-		url := *pgURL
+		url, dataDir := *pgURL, ""
 		if url == "" {
 			srv, err := pgtest.Launch()
 			if err != nil {
 				fail(fmt.Errorf("starting PostgreSQL: %w", err))
 			}
 			defer srv.Stop()
-			url = srv.URL
+			url, dataDir = srv.URL, srv.DataDir
 		}
 		addrFor := func(rows map[string]int64) (string, func()) {
 			srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}),
@@ -243,7 +243,7 @@ func main() {
 		}
 		var rs []MigrateResult
 		for _, t := range targets {
-			r, err := runMigrateSuite(t, counts, *reps, url, addrFor, migrateLegs{baseline: *baseBin, pgloader: !*noPGL})
+			r, err := runMigrateSuite(t, counts, *reps, url, addrFor, migrateLegs{baseline: *baseBin, pgloader: !*noPGL, pgDataDir: dataDir})
 			if err != nil {
 				fail(err)
 			}
