@@ -127,7 +127,7 @@ func TestMigrateSuiteParity(t *testing.T) {
 		{"sales", 4, 300 + 75 + 15 + 3}, // order_lines, orders, customers, products
 	} {
 		served = nil
-		rs, err := runMigrateSuite(migrateTargetFor(tc.shape), []int64{300}, 2, url, addrFor)
+		rs, err := runMigrateSuite(migrateTargetFor(tc.shape), []int64{300}, 2, url, addrFor, migrateLegs{pgloader: true})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.shape, err)
 		}
@@ -141,6 +141,27 @@ func TestMigrateSuiteParity(t *testing.T) {
 		if md := migrateMarkdown(rs); !strings.Contains(md, tc.shape+", 300 rows: tdsextract's wall time is") {
 			t.Errorf("%s: markdown:\n%s", tc.shape, md)
 		}
+	}
+	// A baseline build beside this one (here the same build), without
+	// pgloader, on a server whose CPU time the harness reads.
+	srv, err := pgtest.Launch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	bin, err := buildTdsextract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := runMigrateSuite(migrateTargetFor("lineitem"), []int64{300}, 3, srv.URL, addrFor, migrateLegs{baseline: bin, pgDataDir: srv.DataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Leg != "tdsextract migrate" || rs[1].Leg != baselineLeg || len(rs[1].WallS) != 2 || rs[0].PGCPUMedianS <= 0 {
+		t.Fatalf("baseline run: %+v", rs)
+	}
+	if md := migrateMarkdown(rs); !strings.Contains(md, "this build's wall time is") || !strings.Contains(md, "PostgreSQL alone used") {
+		t.Errorf("baseline markdown:\n%s", md)
 	}
 	cond := migrateConditions([]migrateTarget{migrateTargetFor("lineitem"), migrateTargetFor("sales")}, "abc1234", "1 2 3")
 	for _, want := range []string{"at abc1234,", "load average 1 2 3 before", "WITH " + pgloaderWith, "- sales (tdsextract: `--include 'sales.*'`): `INCLUDING ONLY TABLE NAMES LIKE '%' IN SCHEMA 'sales'`"} {

@@ -155,7 +155,8 @@ func main() {
 		migRows = flag.String("migrate-rows", "100000,1000000", "-suite migrate: row counts of the table (sales: of order_lines), comma-separated")
 		suite   = flag.String("suite", "fetch", "fetch (decode into checksums), postgres (load PostgreSQL; shapes default poc48,odbc5,temporal,lineitem), migrate (tdsextract migrate beside pgloader: -shapes lineitem (default; any dbo table) or sales (the whole sales schema with its keys, indexes and foreign keys, order_lines at -migrate-rows and the other tables in proportion); wall time and peak RSS, results in bench/results/migrate.* for lineitem, migrate-<shapes>.* otherwise), plugins (the plugin boundary: shapes default poc48,lineitem, mode memory, results in bench/results/plugins.*) or partitions (one table as 1 and as 2 key-range units, the server's CPU share; -rows, results in bench/results/partitions.md)")
 		pgURL   = flag.String("pg", "", "PostgreSQL for -suite postgres (superuser: the ceiling legs COPY server-side files); default: a throwaway PostgreSQL started for the run")
-		noPGL   = flag.Bool("no-pgloader", false, "skip the pgloader leg of -suite postgres")
+		noPGL   = flag.Bool("no-pgloader", false, "skip the pgloader leg of -suite postgres and -suite migrate")
+		baseBin = flag.String("baseline", "", "-suite migrate: also run this tdsextract binary (built from another commit) as a leg, alternating with this build, for an A/B of two commits")
 		pqSet   = flag.String("parquet-set", "", "parquet mode: sink options for tdsextract's legs, key=value,... (default: the sink's defaults)")
 	)
 	flag.Parse()
@@ -223,14 +224,14 @@ func main() {
 			targets = append(targets, t)
 		}
 		loadBefore, commit := loadAverage(), headCommit()
-		url := *pgURL
+		url, dataDir := *pgURL, ""
 		if url == "" {
 			srv, err := pgtest.Launch()
 			if err != nil {
 				fail(fmt.Errorf("starting PostgreSQL: %w", err))
 			}
 			defer srv.Stop()
-			url = srv.URL
+			url, dataDir = srv.URL, srv.DataDir
 		}
 		addrFor := func(rows map[string]int64) (string, func()) {
 			srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}),
@@ -242,7 +243,7 @@ func main() {
 		}
 		var rs []MigrateResult
 		for _, t := range targets {
-			r, err := runMigrateSuite(t, counts, *reps, url, addrFor)
+			r, err := runMigrateSuite(t, counts, *reps, url, addrFor, migrateLegs{baseline: *baseBin, pgloader: !*noPGL, pgDataDir: dataDir})
 			if err != nil {
 				fail(err)
 			}

@@ -51,7 +51,8 @@ import (
 // migrateSample is one repetition of one leg.
 type migrateSample struct {
 	wall   time.Duration
-	maxRSS int64 // bytes
+	maxRSS int64         // bytes
+	pgCPU  time.Duration // the server's CPU time during the leg; 0: not measured
 }
 
 // migrateTarget is what the suite migrates at one row count.
@@ -83,19 +84,41 @@ type MigrateResult struct {
 	Reps        int     `json:"reps"`
 	WallMedianS float64 `json:"wall_median_s"`
 	RSSMedianMB float64 `json:"peak_rss_median_mib"`
-	RowsPerSec  float64 `json:"rows_per_s"` // TotalRows per second of median wall time
+	// PGCPUMedianS is the PostgreSQL server's CPU time during the leg
+	// (user and system, every backend and worker), when the harness
+	// started the server itself.
+	PGCPUMedianS float64 `json:"pg_cpu_median_s,omitempty"`
+	RowsPerSec   float64 `json:"rows_per_s"` // TotalRows per second of median wall time
+	// WallS is every kept repetition's wall time, in order: repetition i
+	// of each leg ran back to back with repetition i of the others.
+	WallS []float64 `json:"wall_s"`
+}
+
+// baselineLeg names the leg of -baseline: another build of tdsextract,
+// run beside this one so that two commits are compared in one run.
+const baselineLeg = "baseline tdsextract migrate"
+
+// migrateLegs says which legs run beside this build's migrate.
+type migrateLegs struct {
+	baseline string // a tdsextract binary from another commit, or ""
+	pgloader bool
+	// pgDataDir is the server's data directory when the harness started
+	// it: its CPU time is measured per leg.
+	pgDataDir string
 }
 
 // runMigrateSuite runs the suite on target at each row count; addrFor
 // starts (or names) a sample server with those row counts.
-func runMigrateSuite(target migrateTarget, rowCounts []int64, reps int, pgURL string, addrFor func(rows map[string]int64) (string, func())) ([]MigrateResult, error) {
+func runMigrateSuite(target migrateTarget, rowCounts []int64, reps int, pgURL string, addrFor func(rows map[string]int64) (string, func()), with migrateLegs) ([]MigrateResult, error) {
 	bin, err := buildTdsextract()
 	if err != nil {
 		return nil, err
 	}
-	pgloader, err := exec.LookPath("pgloader")
-	if err != nil {
-		return nil, fmt.Errorf("pgloader not installed (apt-get install pgloader)")
+	var pgloader string
+	if with.pgloader {
+		if pgloader, err = exec.LookPath("pgloader"); err != nil {
+			return nil, fmt.Errorf("pgloader not installed (apt-get install pgloader)")
+		}
 	}
 	ctl, err := pgx.Connect(context.Background(), pgURL)
 	if err != nil {
@@ -110,18 +133,25 @@ func runMigrateSuite(target migrateTarget, rowCounts []int64, reps int, pgURL st
 			total += v
 		}
 		addr, stop := addrFor(want)
-		legs := []struct {
+		type leg struct {
 			name string
 			db   string
 			run  func(url string) (migrateSample, error)
-		}{
-			{"tdsextract migrate", "bench_migrate_tdsx", func(url string) (migrateSample, error) {
+		}
+		migrate := func(bin string) func(url string) (migrateSample, error) {
+			return func(url string) (migrateSample, error) {
 				return child(exec.Command(bin, "--quiet", "migrate", "--source", fmt.Sprintf("sqlserver://%s@%s?database=sample&encrypt=disable", benchUser, addr),
 					"--password-env", "BENCH_SOURCE_PASSWORD", "--include", target.include, "--target", url), nil)
-			}},
-			{"pgloader", "bench_migrate_pgl", func(url string) (migrateSample, error) {
+			}
+		}
+		legs := []leg{{"tdsextract migrate", "bench_migrate_tdsx", migrate(bin)}}
+		if with.baseline != "" {
+			legs = append(legs, leg{baselineLeg, "bench_migrate_base", migrate(with.baseline)})
+		}
+		if with.pgloader {
+			legs = append(legs, leg{"pgloader", "bench_migrate_pgl", func(url string) (migrateSample, error) {
 				return pgloaderChild(pgloader, addr, target.pgloader, url)
-			}},
+			}})
 		}
 		samples := make([][]migrateSample, len(legs))
 		for r := 0; r < reps; r++ {
@@ -131,9 +161,17 @@ func runMigrateSuite(target migrateTarget, rowCounts []int64, reps int, pgURL st
 					stop()
 					return nil, err
 				}
+				cpu0, cpuOK := serverCPU(with.pgDataDir)
 				s, err := l.run(url)
 				if err == nil {
 					err = checkRowCounts(url, want)
+				}
+				if err == nil && cpuOK {
+					if err = settle(ctl, l.db); err == nil {
+						if cpu1, ok := serverCPU(with.pgDataDir); ok {
+							s.pgCPU = cpu1 - cpu0
+						}
+					}
 				}
 				if err != nil {
 					stop()
@@ -142,18 +180,21 @@ func runMigrateSuite(target migrateTarget, rowCounts []int64, reps int, pgURL st
 				if r > 0 { // the first repetition warms caches: discarded
 					samples[i] = append(samples[i], s)
 				}
-				fmt.Fprintf(os.Stderr, "bench: migrate %s %d rows rep %d: %s %.2fs %.0f MiB\n", target.name, n, r, l.name, s.wall.Seconds(), float64(s.maxRSS)/(1<<20))
+				fmt.Fprintf(os.Stderr, "bench: migrate %s %d rows rep %d: %s %.2fs %.0f MiB, PostgreSQL CPU %.2fs\n", target.name, n, r, l.name, s.wall.Seconds(), float64(s.maxRSS)/(1<<20), s.pgCPU.Seconds())
 			}
 		}
 		stop()
 		for i, l := range legs {
-			var walls, rss []float64
+			var walls, rss, cpu []float64
 			for _, s := range samples[i] {
 				walls, rss = append(walls, s.wall.Seconds()), append(rss, float64(s.maxRSS)/(1<<20))
+				if s.pgCPU > 0 {
+					cpu = append(cpu, s.pgCPU.Seconds())
+				}
 			}
 			w := median(walls)
 			out = append(out, MigrateResult{Table: target.name, Rows: n, TotalRows: total, Leg: l.name, Reps: len(walls), WallMedianS: w,
-				RSSMedianMB: median(rss), RowsPerSec: float64(total) / w})
+				RSSMedianMB: median(rss), RowsPerSec: float64(total) / w, WallS: walls, PGCPUMedianS: median(cpu)})
 		}
 	}
 	return out, nil
@@ -264,9 +305,13 @@ func freshDatabase(ctl *pgx.Conn, pgURL, name string) (string, error) {
 // row count.
 func migrateMarkdown(rs []MigrateResult) string {
 	var b strings.Builder
-	b.WriteString("| target | rows | rows, all tables | leg | wall s (median) | rows/s | peak RSS MiB (median) |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| target | rows | rows, all tables | leg | wall s (median) | rows/s | peak RSS MiB (median) | PostgreSQL CPU s (median) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.2f | %.0f | %.0f |\n", r.Table, r.Rows, r.TotalRows, r.Leg, r.WallMedianS, r.RowsPerSec, r.RSSMedianMB)
+		cpu := "-"
+		if r.PGCPUMedianS > 0 {
+			cpu = fmt.Sprintf("%.2f", r.PGCPUMedianS)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.2f | %.0f | %.0f | %s |\n", r.Table, r.Rows, r.TotalRows, r.Leg, r.WallMedianS, r.RowsPerSec, r.RSSMedianMB, cpu)
 	}
 	type key struct {
 		table string
@@ -287,13 +332,59 @@ func migrateMarkdown(rs []MigrateResult) string {
 	})
 	b.WriteString("\n")
 	for _, k := range ks {
-		t, p := by[k]["tdsextract migrate"], by[k]["pgloader"]
+		t, p, base := by[k]["tdsextract migrate"], by[k]["pgloader"], by[k][baselineLeg]
 		if t.WallMedianS > 0 && p.WallMedianS > 0 {
 			fmt.Fprintf(&b, "- %s, %d rows: tdsextract's wall time is %.3f of pgloader's (%.1fx faster); peak RSS %.2f of pgloader's\n",
 				k.table, k.rows, t.WallMedianS/p.WallMedianS, p.WallMedianS/t.WallMedianS, t.RSSMedianMB/p.RSSMedianMB)
 		}
+		if t.PGCPUMedianS > 0 {
+			// The server's own work, spread over every core, bounds any
+			// client's wall time from below.
+			fmt.Fprintf(&b, "- %s, %d rows: PostgreSQL alone used %.2f s of CPU for tdsextract's migration: at least %.2f s of wall time on %d cores whatever the client costs",
+				k.table, k.rows, t.PGCPUMedianS, t.PGCPUMedianS/float64(runtime.NumCPU()), runtime.NumCPU())
+			if p.WallMedianS > 0 {
+				fmt.Fprintf(&b, ", %.3f of pgloader's wall time", t.PGCPUMedianS/float64(runtime.NumCPU())/p.WallMedianS)
+			}
+			b.WriteString("\n")
+		}
+		if t.WallMedianS > 0 && base.WallMedianS > 0 {
+			fmt.Fprintf(&b, "- %s, %d rows: this build's wall time is %.3f of the baseline's (medians); per repetition pair %s\n",
+				k.table, k.rows, t.WallMedianS/base.WallMedianS, pairRatios(t.WallS, base.WallS))
+		}
 	}
 	return b.String()
+}
+
+// settle waits (up to 10 s) until no session of database db is left on
+// the server, so that a leg's CPU time includes its last backends' exit
+// and the autovacuum work its load started.
+func settle(ctl *pgx.Conn, db string) error {
+	ctx := context.Background()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var n int
+		if err := ctl.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE datname = $1", db).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// pairRatios is a/b for each repetition both legs ran, back to back, and
+// their median: on a noisy machine the pairs say more than two medians.
+func pairRatios(a, b []float64) string {
+	var rs []float64
+	var parts []string
+	for i := range min(len(a), len(b)) {
+		rs = append(rs, a[i]/b[i])
+		parts = append(parts, fmt.Sprintf("%.3f", a[i]/b[i]))
+	}
+	if len(rs) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%s, median %.3f", strings.Join(parts, " "), median(rs))
 }
 
 // migrateConditions describes a run for the results file: the command,
@@ -307,7 +398,10 @@ func migrateConditions(targets []migrateTarget, commit, loadBefore string) strin
 		strings.Join(os.Args[1:], " "), commit, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadBefore, loadAverage())
 	b.WriteString("Each leg is a child process migrating the target from one sample server (in the harness's process)\n" +
 		"into a fresh database of one PostgreSQL, legs alternating; medians of the repetitions after a discarded\n" +
-		"first; peak RSS is the child's ru_maxrss. Every table's row count is checked after every repetition.\n")
+		"first; peak RSS is the child's ru_maxrss. Every table's row count is checked after every repetition.\n" +
+		"PostgreSQL CPU is the server's user and system time during a leg (every backend, parallel worker,\n" +
+		"autovacuum and background process, read from /proc once the leg's sessions are gone; a server\n" +
+		"given with -pg is not measured).\n")
 	v, _ := exec.Command("pgloader", "--version").Output()
 	line, _, _ := strings.Cut(string(v), "\n")
 	fmt.Fprintf(&b, "pgloader (%s) reads SQL Server through FreeTDS (tds version 7.4); its load file is\n"+

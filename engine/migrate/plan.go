@@ -670,7 +670,12 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 			if c.Identity.Last != nil {
 				next.Add(c.Identity.Last, c.Identity.Increment)
 			}
-			tp.Restart = fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s RESTART WITH %s", tp.QualifiedName(), postgres.QuoteIdent(m.Name), next)
+			// setval on the identity's sequence, not ALTER TABLE ...
+			// RESTART: that takes an ACCESS EXCLUSIVE lock on the table,
+			// so after a split load it waits for the index builds on the
+			// table and makes every later build queue behind it.
+			tp.Restart = fmt.Sprintf("SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence(%s, %s), %s, false)",
+				quoteLiteral(tp.QualifiedName()), quoteLiteral(m.Name), next)
 		}
 		if m.NotNull {
 			def += " NOT NULL"

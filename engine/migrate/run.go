@@ -768,7 +768,7 @@ func (r *runner) loadTable(ctx context.Context, s *Step, tp *TablePlan, ts *Tabl
 	}
 	cfg := postgres.Config{Conn: r.c.Target, Schema: tp.Schema, Table: tp.Name, Mode: mode,
 		Identifiers: postgres.IdentPreserve, Columns: loaded, RefusedValues: postgres.RefuseFail, OffsetColumn: true,
-		VariantTypeColumn: true, NotNull: true, BufferSize: postgres.DefaultBufferSize, Buffers: postgres.DefaultBuffers}
+		VariantTypeColumn: true, NotNull: true, Freeze: true, BufferSize: postgres.DefaultBufferSize, Buffers: postgres.DefaultBuffers}
 	if verify == VerifyChecksum {
 		cfg.OnRow = func(tuple []byte) {
 			if sent.skip == nil {

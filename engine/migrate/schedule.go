@@ -33,7 +33,7 @@ const (
 	lockKey
 	// lockShareRowExclusive: ADD FOREIGN KEY, on both tables.
 	lockShareRowExclusive
-	// lockAccessExclusive: ADD CHECK, ALTER COLUMN ... RESTART.
+	// lockAccessExclusive: ADD CHECK.
 	lockAccessExclusive
 )
 

@@ -89,8 +89,7 @@ type KeyRange struct {
 
 // useRanges makes tp's data steps one per range (none: the whole table
 // in one step), in phase order. The identity of a split table is
-// restarted by a step of its own after the ranges (ALTER TABLE would
-// wait for the other ranges' locks).
+// restarted by a step of its own, once every range is in.
 func (p *Plan) useRanges(tp *TablePlan, ranges []KeyRange) {
 	var steps []Step
 	for _, s := range p.Steps {

@@ -271,20 +271,10 @@ func scaledInt(s string, scale int) (*big.Int, error) {
 }
 
 // scaledText is the text PostgreSQL's numeric output gives for n/10^scale
-// (exactly scale fraction digits).
+// (every digit of the scale, a leading 0 before the point).
 func scaledText(n *big.Int, scale int) string {
-	neg := n.Sign() < 0
-	d := new(big.Int).Abs(n).String()
-	if scale > 0 {
-		if len(d) <= scale {
-			d = strings.Repeat("0", scale-len(d)+1) + d
-		}
-		d = d[:len(d)-scale] + "." + d[len(d)-scale:]
-	}
-	if neg {
-		d = "-" + d
-	}
-	return d
+	den := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)
+	return new(big.Rat).SetFrac(n, den).FloatString(scale)
 }
 
 // pgMicros is what PostgreSQL stores for a date/time text, as microseconds

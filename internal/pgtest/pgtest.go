@@ -102,7 +102,9 @@ type Server struct {
 	// Settings are the non-default server settings it runs with (for
 	// benchmark notes).
 	Settings []string
-	stop     func() error
+	// DataDir is its data directory (postmaster.pid is there).
+	DataDir string
+	stop    func() error
 }
 
 // Stop stops the server at once and removes its directory.
@@ -208,6 +210,7 @@ func Launch() (*Server, error) {
 	return &Server{
 		URL:      fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=10", port),
 		Settings: append([]string(nil), serverSettings...),
+		DataDir:  data,
 		stop:     stop,
 	}, nil
 }

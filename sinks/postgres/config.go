@@ -56,6 +56,8 @@ var Spec = sinks.Spec{
 	{Name: "offset_column", Type: sinks.Bool, Default: true, Doc: "add after each datetimeoffset column a smallint `<name>__offset_minutes` with the original offset (timestamptz keeps the instant only)"},
 	{Name: "variant_type_column", Type: sinks.Bool, Default: true, Doc: "add after each sql_variant column a text `<name>__type` with the base type of each value (the value is stored as its text)"},
 	{Name: "not_null", Type: sinks.Bool, Default: true, Doc: "created tables declare NOT NULL where the source column is not nullable"},
+	{Name: "freeze", Type: sinks.Bool, Default: true,
+		Doc: "rows loaded into a table the load created or truncated (modes create, truncate, replace, a new table in append) are written frozen (COPY FREEZE): no later VACUUM rewrites every page to freeze them, and the first reads dirty no page; false for a plain COPY"},
 	{Name: "buffer_size", Type: sinks.Size, Default: int64(DefaultBufferSize), Doc: "size of each COPY buffer the rows are encoded into"},
 	{Name: "buffers", Type: sinks.Int, Default: int64(DefaultBuffers), Doc: "COPY buffers in flight: encoding fills one while the others are sent"},
 	{Name: "connect_timeout", Type: sinks.Duration, Default: 30 * time.Second, Doc: "bound on connecting and logging in"},
@@ -82,6 +84,7 @@ type Config struct {
 	OffsetColumn      bool
 	VariantTypeColumn bool
 	NotNull           bool
+	Freeze            bool
 	BufferSize        int
 	Buffers           int
 	BeforeCommit      BeforeCommit
@@ -138,6 +141,7 @@ func ParseConfig(options map[string]any) (Config, error) {
 		OffsetColumn:      r["offset_column"].(bool),
 		VariantTypeColumn: r["variant_type_column"].(bool),
 		NotNull:           r["not_null"].(bool),
+		Freeze:            r["freeze"].(bool),
 		BufferSize:        int(r["buffer_size"].(int64)),
 		Buffers:           int(r["buffers"].(int64)),
 	}

@@ -144,6 +144,7 @@
 //	| `offset_column` | bool | `true` | add after each datetimeoffset column a smallint `<name>__offset_minutes` with the original offset (timestamptz keeps the instant only) |
 //	| `variant_type_column` | bool | `true` | add after each sql_variant column a text `<name>__type` with the base type of each value (the value is stored as its text) |
 //	| `not_null` | bool | `true` | created tables declare NOT NULL where the source column is not nullable |
+//	| `freeze` | bool | `true` | rows loaded into a table the load created or truncated (modes create, truncate, replace, a new table in append) are written frozen (COPY FREEZE): no later VACUUM rewrites every page to freeze them, and the first reads dirty no page; false for a plain COPY |
 //	| `buffer_size` | size | `256KiB` | size of each COPY buffer the rows are encoded into |
 //	| `buffers` | int | `4` | COPY buffers in flight: encoding fills one while the others are sent |
 //	| `connect_timeout` | duration | `30s` | bound on connecting and logging in |

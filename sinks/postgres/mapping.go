@@ -644,14 +644,18 @@ func createSQL(qname string, cols []Column) string {
 }
 
 // CopySQL is the COPY statement the sink streams the rows with.
-func (t *Table) CopySQL() string { return copySQL(t.QualifiedName(), t.Columns) }
+func (t *Table) CopySQL() string { return copySQL(t.QualifiedName(), t.Columns, false) }
 
-func copySQL(qname string, cols []Column) string {
+func copySQL(qname string, cols []Column, freeze bool) string {
 	names := make([]string, len(cols))
 	for i := range cols {
 		names[i] = QuoteIdent(cols[i].Name)
 	}
-	return "COPY " + qname + " (" + strings.Join(names, ", ") + ") FROM STDIN WITH (FORMAT binary)"
+	opts := "FORMAT binary"
+	if freeze {
+		opts += ", FREEZE"
+	}
+	return "COPY " + qname + " (" + strings.Join(names, ", ") + ") FROM STDIN WITH (" + opts + ")"
 }
 
 // mappings describes a mapping for inspect.

@@ -96,6 +96,9 @@ type Sink struct {
 	// extract (partition.go); "" otherwise.
 	partTable string
 	created   bool
+	// fresh: the load's transaction created or truncated the table the
+	// COPY goes into, so the COPY may FREEZE its rows.
+	fresh bool
 
 	srcCols []decode.Column
 	plan    []colPlan
@@ -373,7 +376,7 @@ func (s *Sink) startCopy() {
 	if s.partTable != "" {
 		name = QuoteIdent(s.schema) + "." + QuoteIdent(s.partTable)
 	}
-	sql := copySQL(name, s.target.Columns)
+	sql := copySQL(name, s.target.Columns, s.fresh && s.cfg.Freeze)
 	// The COPY is ended by the sink (Publish ends the stream, Abort makes
 	// it fail), not by the run's context: the transaction must end with
 	// a clean CopyFail and ROLLBACK, not a connection torn down mid-message.

@@ -612,3 +612,69 @@ func TestNoAllocsPerRow(t *testing.T) {
 		})
 	}
 }
+
+// A table the load's transaction created or truncated gets its rows
+// frozen (every page all-frozen in the visibility map at once); rows
+// appended to an existing table, or loaded with freeze off, do not; a
+// partitioned table (which refuses COPY FREEZE) still loads.
+func TestFreeze(t *testing.T) {
+	conn, url := pgConn(t)
+	exec(t, conn, "CREATE EXTENSION IF NOT EXISTS pg_visibility")
+	cols := []decode.Column{{Name: "id", Type: tiInt}, col("v", tiNVar)}
+	var rows [][]sinktest.Cell
+	for i := range 5000 {
+		rows = append(rows, []sinktest.Cell{i64(int64(i)), str(fmt.Sprint("value ", i))})
+	}
+	info := sinks.ExtractInfo{Name: "f", Schema: "dbo", Table: "f"}
+	// frozen is the share of the table's pages that are all-frozen.
+	frozen := func(table string) float64 {
+		t.Helper()
+		var pages, all int64
+		if err := conn.QueryRow(context.Background(), "SELECT pg_relation_size($1::regclass) / current_setting('block_size')::int, (SELECT all_frozen FROM pg_visibility_map_summary($1::regclass))", table).Scan(&pages, &all); err != nil {
+			t.Fatal(err)
+		}
+		if pages < 10 {
+			t.Fatalf("%s has %d pages: too few for the test", table, pages)
+		}
+		return float64(all) / float64(pages)
+	}
+	for _, c := range []struct {
+		mode   string
+		freeze bool
+		setup  string
+		want   bool
+	}{
+		{"create", true, "", true},
+		{"append", true, "", true}, // creates the table: fresh
+		{"truncate", true, "CREATE TABLE freeze_t (id int, v varchar(50)); INSERT INTO freeze_t VALUES (1, 'old')", true},
+		{"replace", true, "CREATE TABLE freeze_t (id int, v varchar(50))", true},
+		{"append", true, "CREATE TABLE freeze_t (id int, v varchar(50))", false},
+		{"create", false, "", false},
+		{"truncate", false, "CREATE TABLE freeze_t (id int, v varchar(50))", false},
+	} {
+		exec(t, conn, "DROP TABLE IF EXISTS freeze_t")
+		if c.setup != "" {
+			exec(t, conn, c.setup)
+		}
+		s := newSink(t, url, map[string]any{"table": "freeze_t", "mode": c.mode, "freeze": c.freeze})
+		if _, err := loadCells(t, s, info, cols, rows, 1); err != nil {
+			t.Fatalf("%s freeze=%v: %v", c.mode, c.freeze, err)
+		}
+		if n := count(t, conn, "SELECT count(*) FROM freeze_t"); n != int64(len(rows)) {
+			t.Fatalf("%s freeze=%v: %d rows", c.mode, c.freeze, n)
+		}
+		got := frozen("freeze_t")
+		if c.want && got != 1 || !c.want && got != 0 {
+			t.Errorf("%s freeze=%v after %q: %.2f of the pages all-frozen", c.mode, c.freeze, c.setup, got)
+		}
+	}
+	exec(t, conn, "DROP TABLE IF EXISTS freeze_t")
+	exec(t, conn, "CREATE TABLE freeze_t (id int, v varchar(50)) PARTITION BY RANGE (id); CREATE TABLE freeze_t_0 PARTITION OF freeze_t FOR VALUES FROM (0) TO (100000)")
+	if _, err := loadCells(t, newSink(t, url, map[string]any{"table": "freeze_t", "mode": "truncate"}), info, cols, rows, 1); err != nil {
+		t.Fatalf("truncate into a partitioned table: %v", err)
+	}
+	if n := count(t, conn, "SELECT count(*) FROM freeze_t_0"); n != int64(len(rows)) {
+		t.Fatalf("partitioned: %d rows", n)
+	}
+	exec(t, conn, "DROP TABLE freeze_t")
+}

@@ -23,6 +23,17 @@ import (
 // (no ACCESS EXCLUSIVE lock) for the whole load; truncate keeps the
 // table's definition and so takes that lock at its start.
 
+// Rows that go into a table created or truncated in the load's own
+// transaction are copied with FREEZE (unless the freeze option is off):
+// PostgreSQL writes them already frozen and marked committed, as no other
+// transaction can see the table before the commit. Without it every page
+// is written once by the COPY, dirtied again by the first reader that
+// sets the rows' hint bits (the index builds of a migration are such
+// readers), and rewritten once more by the VACUUM that freezes them
+// before the transaction counter wraps around. The price is the one that
+// TRUNCATE already has: a transaction whose snapshot is older than the
+// load sees the new rows after the commit, not the old ones.
+
 // prepareTable makes the target ready for the COPY, per mode.
 func (s *Sink) prepareTable() error {
 	ctx := s.ctx
@@ -59,6 +70,8 @@ func (s *Sink) prepareTable() error {
 		if _, err := s.conn.Exec(ctx, "TRUNCATE "+t.QualifiedName()); err != nil {
 			return fmt.Errorf("postgres: TRUNCATE %s: %w", t.QualifiedName(), err)
 		}
+		// PostgreSQL refuses COPY FREEZE into a partitioned table.
+		s.fresh = kind == 'r'
 		return nil
 	case ModeReplace:
 		if !exists {
@@ -107,7 +120,7 @@ func (s *Sink) createTable(qname string) error {
 	if _, err := s.conn.Exec(s.ctx, ddl); err != nil {
 		return fmt.Errorf("postgres: %s: %w", ddl, err)
 	}
-	s.created = true
+	s.created, s.fresh = true, true
 	return nil
 }
 
