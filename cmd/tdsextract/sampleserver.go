@@ -156,7 +156,10 @@ the benchmark shapes (poc48, odbc5, wide601, lob, lob_nvarchar, temporal,
 lineitem), type_matrix (every SQL Server type with edge values), the sales
 schema (customers, products, orders, order_lines), the warehouse schema (sites,
 stock, movements, the view low_stock and two sequences: what a migration must
-find in a catalog) and text tables in code pages 1252, 1251, 932 and UTF-8.
+find in a catalog), the finance schema (invoices and ledger, identities on
+decimal(12,0) and numeric(20,0) keys, a datetimeoffset default, and six views
+of UNION, UNION ALL, EXCEPT, INTERSECT, TOP (5) and a CTE) and text tables in
+code pages 1252, 1251, 932 and UTF-8.
 Login: sa / Sample-Passw0rd unless changed.`,
 		Args: noArgs("sample-server"),
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -815,7 +815,7 @@ func columnDefs(t *testing.T, conn *pgx.Conn, schema string) map[string]string {
 // holds; numeric(20,0) stays numeric, without an identity, and the plan
 // says so. Every value reads back equal.
 func TestMigrateExactNumericIdentity(t *testing.T) {
-	db := sampledb.New(sampledb.Config{Seed: 4, Finance: true})
+	db := sampledb.New(sampledb.Config{Seed: 4})
 	plan, sum, conn := migrated(t, db, "migrate_finance", func(c *Config) { c.Verify = VerifyChecksum }, "finance.*")
 	ctx := context.Background()
 	for _, ts := range sum.Tables {
@@ -891,7 +891,7 @@ func TestMigrateExactNumericIdentity(t *testing.T) {
 // BY and a CTE migrate, and each returns the rows the source view does
 // (in the order of its key columns, TOP's in its ORDER BY).
 func TestMigrateSetViews(t *testing.T) {
-	db := sampledb.New(sampledb.Config{Seed: 6, Finance: true})
+	db := sampledb.New(sampledb.Config{Seed: 6})
 	plan, _, conn := migrated(t, db, "migrate_views", nil, "finance.*")
 	ctx := context.Background()
 	for _, it := range plan.Untranslated {
@@ -945,7 +945,7 @@ func TestMigrateSetViews(t *testing.T) {
 // text, or reported with its original definition and why.
 func TestViewForms(t *testing.T) {
 	ctx := context.Background()
-	c := migrateConfig(startSource(t, sampledb.New(sampledb.Config{Seed: 1, Finance: true})), "postgres://unused", "finance.invoices", "finance.ledger")
+	c := migrateConfig(startSource(t, sampledb.New(sampledb.Config{Seed: 1})), "postgres://unused", "finance.invoices", "finance.ledger")
 	conn, err := c.connect(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -1020,7 +1020,7 @@ func TestViewForms(t *testing.T) {
 // both target columns: the timestamptz gets the instant, the offset
 // column the session time zone's offset, and the plan shows both.
 func TestDatetimeoffsetDefault(t *testing.T) {
-	db := sampledb.New(sampledb.Config{Seed: 2, Finance: true, Rows: map[string]int64{"finance.invoices": 3, "finance.ledger": 0}})
+	db := sampledb.New(sampledb.Config{Seed: 2, Rows: map[string]int64{"finance.invoices": 3, "finance.ledger": 0}})
 	plan, _, conn := migrated(t, db, "migrate_dto", nil, "finance.invoices")
 	var b bytes.Buffer
 	if err := plan.Write(&b); err != nil {
@@ -1054,7 +1054,7 @@ func TestDatetimeoffsetDefault(t *testing.T) {
 // created to fail.
 func TestForeignKeyOntoBigintIdentity(t *testing.T) {
 	ctx := context.Background()
-	c := migrateConfig(startSource(t, sampledb.New(sampledb.Config{Seed: 1, Finance: true})), "postgres://unused", "finance.*")
+	c := migrateConfig(startSource(t, sampledb.New(sampledb.Config{Seed: 1})), "postgres://unused", "finance.*")
 	conn, err := c.connect(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -201,3 +201,58 @@ func TestMaintenanceWorkMem(t *testing.T) {
 		}
 	}
 }
+
+// A table above SplitRows clustered on a decimal(12,0) identity, which
+// migrates as a bigint identity read as CAST(... AS bigint): the range
+// planner cuts integer, date/time and uniqueidentifier keys only, and the
+// source's key is decimal, so the table loads whole on one session and
+// the plan says so and why. Every row arrives once with its key, and the
+// bigint identity goes on from the source's next value.
+func TestSplitDecimalIdentityKey(t *testing.T) {
+	const rows = 900
+	db := sampledb.New(sampledb.Config{Seed: 23, Rows: map[string]int64{"finance.invoices": rows, "finance.ledger": 0}})
+	plan, sum, conn := migrated(t, db, "migrate_split_decimal", func(c *Config) { c.Verify, c.SplitRows = VerifyChecksum, 200 }, "finance.invoices")
+	ctx := context.Background()
+	var notes []string
+	for _, it := range plan.Notes {
+		if it.Object == "finance.invoices" && it.What == "table" {
+			notes = append(notes, it.Detail)
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], fmt.Sprintf("about %d rows: loaded on one session", rows)) || !strings.Contains(notes[0], "decimal(12,0)") {
+		t.Errorf("table notes %q, want one saying it loads on one session because its key is decimal(12,0)", notes)
+	}
+	var data []Step
+	for _, s := range plan.Steps {
+		if s.Phase == PhaseData {
+			data = append(data, s)
+		}
+	}
+	if len(data) != 1 || data[0].Range != nil || plan.Tables[0].Parts != 0 {
+		t.Fatalf("data steps %+v (parts %d), want the whole table in one", data, plan.Tables[0].Parts)
+	}
+	if len(sum.Tables) != 1 || sum.Tables[0].Rows != rows || sum.Tables[0].Verified != VerifyChecksum {
+		t.Fatalf("summary %+v", sum.Tables)
+	}
+	checkOnce(t, conn, "finance.invoices", "invoice_no", rows)
+	inv, _ := db.Table("finance", "invoices")
+	seed, incr, last, ok := inv.IdentityValues()
+	if !ok || seed != 5000 || incr != 5 {
+		t.Fatalf("source identity: seed %d, increment %d (%v)", seed, incr, ok)
+	}
+	// The keys are the source's: seed, seed+incr, ... for every row.
+	lo, hi := query[int64](t, conn, "SELECT min(invoice_no) FROM finance.invoices"), query[int64](t, conn, "SELECT max(invoice_no) FROM finance.invoices")
+	if total := query[int64](t, conn, "SELECT sum(invoice_no)::bigint FROM finance.invoices"); lo != seed || hi != seed+incr*(rows-1) || total != rows*seed+incr*rows*(rows-1)/2 {
+		t.Errorf("keys: min %d, max %d, sum %d", lo, hi, total)
+	}
+	if got := query[string](t, conn, "SELECT data_type FROM information_schema.columns WHERE table_schema = 'finance' AND table_name = 'invoices' AND column_name = 'invoice_no'"); got != "bigint" {
+		t.Errorf("invoice_no is %s, want bigint", got)
+	}
+	var next int64
+	if err := conn.QueryRow(ctx, "INSERT INTO finance.invoices (customer, amount, status, issued_at, issued_at__offset_minutes) VALUES ('x', 1, 'open', now(), 0) RETURNING invoice_no").Scan(&next); err != nil {
+		t.Fatal(err)
+	}
+	if next != last+incr || last <= hi {
+		t.Errorf("next invoice_no %d, the source's last is %d and next %d", next, last, last+incr)
+	}
+}

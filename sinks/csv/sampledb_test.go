@@ -28,6 +28,7 @@ var goldenRows = map[string]int64{
 	"sales.customers": 40, "sales.orders": 40, "sales.order_lines": 40, "sales.products": 40,
 	"warehouse.sites": 40 /* all 12 */, "warehouse.stock": 40, "warehouse.movements": 40,
 	"dbo.events": 40, "dbo.readings": 40, "dbo.devices": 40,
+	"finance.invoices": 40 /* all 40 */, "finance.ledger": 40,
 }
 
 // TestCSVSampleDBGolden writes sample tables through the decoder into the

@@ -222,10 +222,6 @@ func (db *DB) buildCatalog() {
 		}
 	}
 	schemaID := func(s string) int64 { return schemaIDs[s] }
-	hasFinance := false
-	for _, t := range db.tables {
-		hasFinance = hasFinance || t.Schema == "finance"
-	}
 	// relations are the tables, then the views: what has columns.
 	relations := append(append([]*Table(nil), db.tables...), db.views...)
 	var views []*Table
@@ -338,9 +334,6 @@ func (db *DB) buildCatalog() {
 	// sys.schemas
 	rows = nil
 	for _, s := range schemaNames {
-		if s == "finance" && !hasFinance {
-			continue // created with the schema's tables (Config.Finance)
-		}
 		rows = append(rows, []any{s, schemaIDs[s], int64(1)})
 	}
 	add(db.catTable("sys", "schemas", []catCol{{"name", "sysname"}, {"schema_id", "int"}, {"principal_id", "int?"}}, rows))

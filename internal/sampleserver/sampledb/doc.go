@@ -53,7 +53,7 @@
 //     increasing) and devices (clustered primary key device_id
 //     uniqueidentifier, random): tables to split on keys that are not
 //     integers.
-//   - with Config.Finance only: finance.invoices (invoice_no decimal(12,0)
+//   - finance.invoices (invoice_no decimal(12,0)
 //     IDENTITY(5000,5), issued_at datetimeoffset(7) DEFAULT
 //     (sysdatetimeoffset())) and finance.ledger (entry_no numeric(20,0)
 //     IDENTITY(1,1), invoice_no decimal(12,0) referencing the invoices):

@@ -27,12 +27,6 @@ type Config struct {
 	// Server's default): a statement under SNAPSHOT isolation then fails
 	// with error 3952, as on SQL Server.
 	NoSnapshot bool
-	// Finance adds the finance schema (identities on decimal and numeric
-	// columns, a datetimeoffset default, views of set operations, TOP and
-	// a CTE; default row counts in FinanceRows). It is off by default so
-	// that the default database, which the sinks' golden files cover
-	// table by table, keeps its tables.
-	Finance bool
 }
 
 // Validate checks that every key of Rows names a generated table whose row
@@ -46,9 +40,6 @@ func (c *Config) Validate() error {
 			key = "dbo." + key
 		}
 		n, known := DefaultRows[key]
-		if !known && c.Finance {
-			n, known = FinanceRows[key]
-		}
 		switch {
 		case !known:
 			msg := fmt.Sprintf("%q: no such table", k)
@@ -105,11 +96,9 @@ var DefaultRows = map[string]int64{
 	"dbo.events":          1000,
 	"dbo.readings":        3000,
 	"dbo.devices":         2000,
+	"finance.invoices":    40,
+	"finance.ledger":      60,
 }
-
-// FinanceRows are the default row counts of the finance schema's tables
-// (Config.Finance).
-var FinanceRows = map[string]int64{"finance.invoices": 40, "finance.ledger": 60}
 
 // DB is a generated sample database. A DB value is immutable and safe for
 // concurrent use; Insert (dbo.events only) makes a new version, which
@@ -344,10 +333,7 @@ func New(cfg Config) *DB {
 		if v, ok := over[key]; ok {
 			return v
 		}
-		n, ok := DefaultRows[key]
-		if !ok {
-			n = FinanceRows[key]
-		}
+		n := DefaultRows[key]
 		if cfg.Scale > 0 && key != "dbo.type_matrix" {
 			n = max(1, int64(float64(n)*cfg.Scale+0.5))
 		}
@@ -359,9 +345,7 @@ func New(cfg Config) *DB {
 	b.sales()
 	b.textTables()
 	b.warehouse()
-	if cfg.Finance {
-		b.finance()
-	}
+	b.finance()
 	b.events()
 	b.keyed()
 	db.pools = nil

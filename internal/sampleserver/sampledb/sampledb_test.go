@@ -238,7 +238,7 @@ func TestSampleKeyMapping(t *testing.T) {
 }
 
 func TestSampleCatalogConsistency(t *testing.T) {
-	db := New(Config{Seed: 9, Finance: true})
+	db := New(Config{Seed: 9})
 	for _, tb := range db.Tables() {
 		for _, fk := range tb.ForeignKeys {
 			ref, ok := db.Table(fk.RefSchema, fk.RefTable)

@@ -887,7 +887,7 @@ set transaction isolation level read committed`)
 // The finance views answer SELECT with the rows the database computed for
 // them, and a WHERE on a view filters them as on a table.
 func TestFinanceViews(t *testing.T) {
-	db := sampledb.New(sampledb.Config{Seed: 42, Finance: true})
+	db := sampledb.New(sampledb.Config{Seed: 42})
 	s := NewSession(db)
 	n := 0
 	for _, v := range db.Views() {
