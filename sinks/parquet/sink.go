@@ -194,7 +194,7 @@ func New(c Config) (*Sink, error) {
 	}
 	switch c.Compression {
 	case "zstd":
-		s.codec = newZstdCodec(c.CompressionLevel)
+		s.codec = newZstdCodec(c.CompressionLevel, c.PageBytes)
 	case "gzip":
 		lvl := c.CompressionLevel
 		if lvl == 0 {
