@@ -825,6 +825,9 @@ func (s *Sink) EndRow() error {
 	s.fill.rows++
 	s.rows++
 	s.fileRows++
+	if s.fill.rows == predictFrom && s.w == nil && !s.fill.streaming {
+		s.sizeChunk()
+	}
 	if group, fileFull := s.full(); group {
 		s.handoff()
 		if fileFull || s.rotate {
@@ -834,6 +837,27 @@ func (s *Sink) EndRow() error {
 		s.stream()
 	}
 	return s.err
+}
+
+// sizeChunk sizes the streaming jobs from the first rows of a file's
+// first batch when the source's row count is known and the extract ends
+// before a row group is full: an eighth of the bytes the batch will then
+// hold (at least 256 KiB), so that the first job, which also runs the
+// encoding trials, starts after an eighth of the rows rather than after an
+// eighth of row_group_bytes, and the encoders keep up with the decoder
+// instead of leaving most of the rows for after the last one. At 200,000
+// rows of sales.order_lines (9.6 MB) the first job started after 87,382
+// rows (4 MiB), and the decoder then waited for it.
+func (s *Sink) sizeChunk() {
+	est := s.info.EstimatedRows
+	if est <= 0 || s.chunk == math.MaxInt64 {
+		return
+	}
+	perRow := float64(s.buffered()) / float64(s.fill.rows)
+	group := min(float64(s.cfg.RowGroupBytes), perRow*float64(s.fill.rows+max(est-s.rows, 0)))
+	if c := max(int64(group/8), 256<<10); c < s.chunk {
+		s.chunk = c
+	}
 }
 
 // stream sends the rows of the fill batch not yet sent to an encoding job,
