@@ -406,11 +406,33 @@ func (c *colBuf) present() {
 	}
 }
 
+// fixed stores one fixed-width value. It is small enough to be inlined
+// into the cell calls: the common case (room in the buffers) is put, the
+// rest fixedGrow, out of line.
 func (s *Sink) fixed(col int, v uint64) {
-	c := &s.fill.cols[col]
-	if len(c.u64) == cap(c.u64) || (c.optional && len(c.def) == cap(c.def)) {
-		s.rowSlot(c)
+	if c := &s.fill.cols[col]; !c.put(v) {
+		s.fixedGrow(c, v)
 	}
+}
+
+// put stores v (and its level) when the buffers have room, by index.
+func (c *colBuf) put(v uint64) bool {
+	n, d := len(c.u64), len(c.def)
+	if n == cap(c.u64) || (c.optional && d == cap(c.def)) {
+		return false
+	}
+	if c.optional {
+		c.def = c.def[:d+1]
+		c.def[d] = 1
+	}
+	c.u64 = c.u64[:n+1]
+	c.u64[n] = v
+	return true
+}
+
+//go:noinline
+func (s *Sink) fixedGrow(c *colBuf, v uint64) {
+	s.rowSlot(c)
 	c.u64 = append(c.u64, v)
 	c.present()
 }
@@ -469,9 +491,13 @@ func (s *Sink) Bool(col int, v bool) {
 
 // Int stores INT32 or INT64.
 func (s *Sink) Int(col int, v int64) {
-	switch s.fill.cols[col].kind {
+	c := &s.fill.cols[col]
+	switch c.kind {
 	case kInt32, kInt64:
-		s.fixed(col, uint64(v))
+		// fixed, with put inlined: the commonest cell call of all
+		if !c.put(uint64(v)) {
+			s.fixedGrow(c, uint64(v))
+		}
 	case kVariant:
 		s.variantText(col, strconv.AppendInt(s.variantBuf(col), v, 10))
 	default:
@@ -527,7 +553,9 @@ func (s *Sink) Decimal(col int, v decode.Decimal) {
 		if v.Neg {
 			x = -x
 		}
-		s.fixed(col, uint64(x))
+		if !c.put(uint64(x)) {
+			s.fixedGrow(c, uint64(x))
+		}
 	case kDecFixed:
 		hi, lo := v.Hi, v.Lo
 		if v.Neg {
@@ -578,9 +606,12 @@ func (s *Sink) Money(col int, v int64) {
 
 // Date stores DATE (days since 1970-01-01).
 func (s *Sink) Date(col int, days int32) {
-	switch s.fill.cols[col].kind {
+	c := &s.fill.cols[col]
+	switch c.kind {
 	case kDate:
-		s.fixed(col, uint64(int64(days-epochDays)))
+		if x := uint64(int64(days - epochDays)); !c.put(x) {
+			s.fixedGrow(c, x)
+		}
 	case kVariant:
 		s.variantText(col, decode.AppendDateText(s.variantBuf(col), days))
 	default:
