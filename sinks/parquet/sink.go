@@ -437,10 +437,33 @@ func (s *Sink) fixedGrow(c *colBuf, v uint64) {
 	c.present()
 }
 
+// endArena ends the value at the end of c's arena. The common case is
+// putEnd, inlined; endArenaGrow is the rest, out of line.
 func (s *Sink) endArena(c *colBuf) {
-	if len(c.off) == cap(c.off) || (c.optional && len(c.def) == cap(c.def)) {
-		s.rowSlot(c)
+	if !c.putEnd() {
+		s.endArenaGrow(c)
 	}
+}
+
+// putEnd records the end of the value at the end of the arena (and its
+// level) when the buffers have room, by index, as put does.
+func (c *colBuf) putEnd() bool {
+	n, d := len(c.off), len(c.def)
+	if n == cap(c.off) || (c.optional && d == cap(c.def)) {
+		return false
+	}
+	if c.optional {
+		c.def = c.def[:d+1]
+		c.def[d] = 1
+	}
+	c.off = c.off[:n+1]
+	c.off[n] = len(c.arena)
+	return true
+}
+
+//go:noinline
+func (s *Sink) endArenaGrow(c *colBuf) {
+	s.rowSlot(c)
 	c.off = append(c.off, len(c.arena))
 	c.present()
 }
@@ -816,6 +839,12 @@ func (s *Sink) Write(col int, p []byte) {
 // sql_variant base value turned into hex text.
 func (s *Sink) EndValue(col int) {
 	c := &s.fill.cols[col]
+	if k := c.kind; k == kString || k == kBytes { // nothing to check
+		if !c.putEnd() {
+			s.endArenaGrow(c)
+		}
+		return
+	}
 	n := len(c.arena) - s.vstart
 	switch c.kind {
 	case kFixedBytes:
@@ -1020,7 +1049,9 @@ func (s *Sink) Bytes(col int, p []byte) {
 		s.arenaRoom(c, len(p))
 		c.arena = append(c.arena, p...)
 		s.fill.bytes += int64(len(p))
-		s.endArena(c)
+		if !c.putEnd() {
+			s.endArenaGrow(c)
+		}
 		return
 	}
 	s.BeginValue(col, int64(len(p)))
