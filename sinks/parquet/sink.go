@@ -373,7 +373,7 @@ func (s *Sink) rowSlot(c *colBuf) {
 			c.off = growTo(c.off, s.predict(len(c.off), 1))
 		}
 	} else if len(c.u64) == cap(c.u64) {
-		c.u64 = growTo(c.u64, s.predict(len(c.u64), 1))
+		c.u64 = growValues(c.u64, s.predict(len(c.u64), 1))
 	}
 	if c.optional && len(c.def) == cap(c.def) {
 		c.def = growTo(c.def, s.predict(len(c.def), 1))

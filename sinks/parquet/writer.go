@@ -261,6 +261,7 @@ func (s *Sink) Publish(ctx context.Context) (sinks.Stats, error) {
 		s.fail(fmt.Errorf("parquet: %w", err))
 		return sinks.Stats{}, s.err
 	}
+	s.releaseValues()
 	return sinks.Stats{Rows: s.rows, Bytes: s.bytesOut, Files: files}, nil
 }
 
