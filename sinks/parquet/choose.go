@@ -33,7 +33,11 @@ import (
 // not chosen; parquet-go falls back to PLAIN for the rest of a column
 // chunk whose dictionary outgrows it after all.
 const (
-	sampleValues = 16384
+	// 8192 values chose as well as 16384 on the sample tables (files
+	// within 0.5% of the size either way) at half the cost: the trials
+	// run once per file, and at 200,000 rows of sales.order_lines they
+	// were 15% of the extract's CPU.
+	sampleValues = 8192
 	sampleBlocks = 8
 	dictMaxBytes = 1 << 20
 	// minGain is how much smaller than PLAIN another encoding must be to
@@ -118,6 +122,7 @@ func (s *Sink) chooseEncodings(cols []colBuf, nrows, rows, threads int) []choice
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte // the trials' compressed output, reused
 			for {
 				mu.Lock()
 				j := next
@@ -128,7 +133,7 @@ func (s *Sink) chooseEncodings(cols []colBuf, nrows, rows, threads int) []choice
 				}
 				c := &cols[jobs[j].col]
 				ls := sampleLeaf(c, jobs[j].part, ranges)
-				out[c.leaf+jobs[j].part] = s.chooseLeaf(ls, rows)
+				out[c.leaf+jobs[j].part] = s.chooseLeaf(ls, rows, &buf)
 			}
 		}()
 	}
@@ -200,8 +205,9 @@ func sampleLeaf(c *colBuf, part int, ranges [][2]int) *leafSample {
 	return ls
 }
 
-// chooseLeaf runs the trials for one sampled leaf of a row group of rows.
-func (s *Sink) chooseLeaf(ls *leafSample, rows int) choice {
+// chooseLeaf runs the trials for one sampled leaf of a row group of rows;
+// buf is scratch space for the compressed trial outputs.
+func (s *Sink) chooseLeaf(ls *leafSample, rows int, buf *[]byte) choice {
 	n := ls.n()
 	if n == 0 {
 		return choice{}
@@ -216,7 +222,7 @@ func (s *Sink) chooseLeaf(ls *leafSample, rows int) choice {
 		if data == nil {
 			return
 		}
-		c := cand{enc: enc, raw: float64(len(data)) * scale, comp: float64(s.compressedLen(data)) * scale}
+		c := cand{enc: enc, raw: float64(len(data)) * scale, comp: float64(s.compressedLen(data, buf)) * scale}
 		cands = append(cands, c)
 	}
 	plain := ls.encode(&pq.Plain)
@@ -246,10 +252,10 @@ func (s *Sink) chooseLeaf(ls *leafSample, rows int) choice {
 			}
 			dictRaw := float64(len(dict)) * grow
 			if dictRaw <= dictMaxBytes {
-				dictComp := float64(s.compressedLen(dict)) * grow
+				dictComp := float64(s.compressedLen(dict, buf)) * grow
 				c := cand{enc: &pq.RLEDictionary,
 					raw:  dictRaw + float64(len(idx))*scale,
-					comp: dictComp + float64(s.compressedLen(idx))*scale}
+					comp: dictComp + float64(s.compressedLen(idx, buf))*scale}
 				cands = append(cands, c)
 			}
 		}
@@ -263,15 +269,17 @@ func (s *Sink) chooseLeaf(ls *leafSample, rows int) choice {
 	return choice{enc: best.enc, raw: best.comp >= minGain*best.raw}
 }
 
-// compressedLen is the length of data compressed with the run's codec.
-func (s *Sink) compressedLen(data []byte) int {
+// compressedLen is the length of data compressed with the run's codec,
+// which writes into *buf (kept for the next call).
+func (s *Sink) compressedLen(data []byte, buf *[]byte) int {
 	if s.codec == nil || s.codec == compress.Codec(&pq.Uncompressed) {
 		return len(data)
 	}
-	out, err := s.codec.Encode(nil, data)
+	out, err := s.codec.Encode((*buf)[:0], data)
 	if err != nil {
 		return len(data)
 	}
+	*buf = out
 	return len(out)
 }
 

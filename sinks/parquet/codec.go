@@ -19,7 +19,8 @@ import (
 // and SpeedBetterCompression the same 72.6% at 271 MB/s (the reference
 // zstd -1: 72.5%). So the default is SpeedFastest with entropy coding.
 type zstdCodec struct {
-	level zstd.EncoderLevel
+	level  zstd.EncoderLevel
+	window int
 
 	once sync.Once
 	enc  *zstd.Encoder
@@ -27,12 +28,37 @@ type zstdCodec struct {
 	err  error
 }
 
-func newZstdCodec(level int) *zstdCodec {
+// newZstdCodec is the codec for a run's level (0: the default) and page
+// size. Its window covers twice the larger of a data page and the largest
+// dictionary page, so a page is compressed as with the library's default
+// 8 MiB window (one segment, every match in reach) while an encoder's
+// history buffer, which klauspost sizes to about twice the window, is a
+// quarter of it.
+func newZstdCodec(level, pageBytes int) *zstdCodec {
 	l := zstd.SpeedFastest
 	if level > 0 {
 		l = zstd.EncoderLevel(level)
 	}
-	return &zstdCodec{level: l}
+	w := 1 << 20
+	for w < 2*max(pageBytes, dictMaxBytes) && w < 8<<20 {
+		w <<= 1
+	}
+	return &zstdCodec{level: l, window: w}
+}
+
+// zstdShared holds the encoders of the process, one per level, window and
+// thread count, shared by every sink: an encoder allocates its history
+// buffers (megabytes) on first use, which a sink of its own paid per file,
+// and EncodeAll is safe for concurrent use. The decoders are shared too.
+var zstdShared struct {
+	sync.Mutex
+	enc map[zstdKey]*zstd.Encoder
+	dec map[int]*zstd.Decoder
+}
+
+type zstdKey struct {
+	level         zstd.EncoderLevel
+	window, procs int
 }
 
 func (c *zstdCodec) init() {
@@ -40,14 +66,34 @@ func (c *zstdCodec) init() {
 		// EncodeAll and DecodeAll are safe for concurrent use, each call on
 		// one goroutine; concurrency bounds how many run at once.
 		n := runtime.GOMAXPROCS(0)
-		c.enc, c.err = zstd.NewWriter(nil,
-			zstd.WithEncoderLevel(c.level),
-			zstd.WithAllLitEntropyCompression(true),
-			zstd.WithEncoderConcurrency(n),
-			zstd.WithEncoderCRC(false),
-			zstd.WithZeroFrames(true))
-		if c.err == nil {
+		k := zstdKey{c.level, c.window, n}
+		zstdShared.Lock()
+		defer zstdShared.Unlock()
+		if c.enc = zstdShared.enc[k]; c.enc == nil {
+			c.enc, c.err = zstd.NewWriter(nil,
+				zstd.WithEncoderLevel(c.level),
+				zstd.WithWindowSize(c.window),
+				zstd.WithAllLitEntropyCompression(true),
+				zstd.WithEncoderConcurrency(n),
+				zstd.WithEncoderCRC(false),
+				zstd.WithZeroFrames(true))
+			if c.err != nil {
+				return
+			}
+			if zstdShared.enc == nil {
+				zstdShared.enc = map[zstdKey]*zstd.Encoder{}
+			}
+			zstdShared.enc[k] = c.enc
+		}
+		if c.dec = zstdShared.dec[n]; c.dec == nil {
 			c.dec, c.err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(n))
+			if c.err != nil {
+				return
+			}
+			if zstdShared.dec == nil {
+				zstdShared.dec = map[int]*zstd.Decoder{}
+			}
+			zstdShared.dec[n] = c.dec
 		}
 	})
 }

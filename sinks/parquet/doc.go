@@ -15,11 +15,13 @@
 // row groups are committed to the file in order by the sink's goroutine.
 // Up to `parallel` row groups encode at once. With two or more CPUs a
 // batch is also encoded while it fills: every eighth of row_group_bytes
-// the rows not yet sent go to such a job (encode.go), so even a table of
-// one row group keeps both cores busy, and the handoff only sends the
-// rest. The first such job of a file opens it, and the run's first also
-// runs the encoding trials (below) on its rows, so the decoder never
-// waits for them. Where a run's CPU goes (BenchmarkParquetRun, six shapes,
+// (of the batch the extract will fill, when the source's row count says
+// it ends sooner) the rows not yet sent go to such a job (encode.go), so
+// even a table of one row group keeps both cores busy, and the handoff
+// only sends the rest. The first such job of a file opens it; the run's
+// encoding trials (below) start in the background as soon as the first
+// batch holds their sample, and that job takes their result, so the
+// decoder never waits for them and the encoders start early. Where a run's CPU goes (BenchmarkParquetRun, six shapes,
 // 2 CPUs, profiled): a quarter to a third decoding into the batch,
 // parquet-go's column writes 8% (sales.order_lines) to 38% (temporal,
 // zstd included: up to 23%), the encoding trials 6-15%, and building the
@@ -31,8 +33,8 @@
 // cost as much CPU or more (BenchmarkParquetArrow).
 //
 // Encodings (choose.go): every column's encoding is chosen by trial on a
-// sample of the run's first rows (8 runs of consecutive rows over the first
-// job's eighth of a row group, or the whole first batch): PLAIN,
+// sample of the run's first rows (its first 8192 rows with two or more
+// CPUs; with one, 8 runs of consecutive rows over the first batch): PLAIN,
 // RLE_DICTIONARY, DELTA_BINARY_PACKED (integers, dates, timestamps),
 // BYTE_STREAM_SPLIT (floats) and DELTA_LENGTH_BYTE_ARRAY (byte arrays)
 // are applied and compressed, and the smallest, scaled to the row group,
@@ -40,7 +42,9 @@
 // uncompressed. Definition levels are RLE/bit-packed in version 1 data
 // pages (compressed with the values), booleans bit-packed. zstd runs at
 // klauspost/compress's fastest level with entropy coding of literals
-// always on (codec.go).
+// always on, its encoders shared by every sink of the process (codec.go).
+// A published sink's value arrays are kept (up to one default row group)
+// for the next sink of the process (pool.go).
 //
 // Memory bound: (parallel + 1) batches of about row_group_bytes each
 // (a batch's columns grow straight to the row group size predicted from

@@ -202,13 +202,11 @@ func (sc *scratch) chunks(w *pq.ColumnWriter, from, to int, fill func(vals []pq.
 }
 
 // writeColumn writes a column's values. The loop is chosen once per
-// column by its physical representation; a row costs one Value.
+// column by its physical representation and by whether the column is
+// optional: a required column's loop has no level check (and sets no
+// level: a Value's is 0), an optional one reads the levels from a slice.
+// A row costs one Value.
 func (b *batch) writeColumn(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
-	def := int(0)
-	if c.optional {
-		def = 1
-	}
-	present := func(r int) bool { return !c.optional || c.def[r] != 0 }
 	switch c.kind {
 	case kVector:
 		return b.writeVector(sc, c, w)
@@ -216,63 +214,117 @@ func (b *batch) writeColumn(sc *scratch, c *colBuf, w *pq.ColumnWriter) error {
 		fixedLen := c.kind != kString && c.kind != kBytes && c.kind != kVariant && c.kind != kGeo
 		return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
 			start := arenaStart(c.off, r0)
-			for i := range vals {
-				r := r0 + i
-				end := c.off[r]
-				if present(r) {
-					if fixedLen {
-						vals[i] = pq.FixedLenByteArrayValue(c.arena[start:end])
-					} else {
-						vals[i] = pq.ByteArrayValue(c.arena[start:end])
-					}
-					vals[i].SetDefinitionLevel(def)
+			off := c.off[r0 : r0+len(vals)]
+			switch {
+			case !c.optional && fixedLen:
+				for i, end := range off {
+					vals[i] = pq.FixedLenByteArrayValue(c.arena[start:end])
+					start = end
 				}
-				start = end
+			case !c.optional:
+				for i, end := range off {
+					vals[i] = pq.ByteArrayValue(c.arena[start:end])
+					start = end
+				}
+			default:
+				d := c.def[r0 : r0+len(vals)]
+				for i, end := range off {
+					if d[i] != 0 {
+						if fixedLen {
+							vals[i] = pq.FixedLenByteArrayValue(c.arena[start:end])
+						} else {
+							vals[i] = pq.ByteArrayValue(c.arena[start:end])
+						}
+						vals[i].SetDefinitionLevel(1)
+					}
+					start = end
+				}
 			}
 		})
 	case kBool:
 		return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
-			for i := range vals {
-				if r := r0 + i; present(r) {
-					vals[i] = pq.BooleanValue(c.u64[r] != 0)
-					vals[i].SetDefinitionLevel(def)
+			u := c.u64[r0 : r0+len(vals)]
+			if !c.optional {
+				for i, x := range u {
+					vals[i] = pq.BooleanValue(x != 0)
+				}
+				return
+			}
+			d := c.def[r0 : r0+len(vals)]
+			for i, x := range u {
+				if d[i] != 0 {
+					vals[i] = pq.BooleanValue(x != 0)
+					vals[i].SetDefinitionLevel(1)
 				}
 			}
 		})
 	case kInt32, kDecInt32, kDate:
 		return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
-			for i := range vals {
-				if r := r0 + i; present(r) {
-					vals[i] = pq.Int32Value(int32(c.u64[r]))
-					vals[i].SetDefinitionLevel(def)
+			u := c.u64[r0 : r0+len(vals)]
+			if !c.optional {
+				for i, x := range u {
+					vals[i] = pq.Int32Value(int32(x))
+				}
+				return
+			}
+			d := c.def[r0 : r0+len(vals)]
+			for i, x := range u {
+				if d[i] != 0 {
+					vals[i] = pq.Int32Value(int32(x))
+					vals[i].SetDefinitionLevel(1)
 				}
 			}
 		})
 	case kFloat:
 		return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
-			for i := range vals {
-				if r := r0 + i; present(r) {
-					vals[i] = pq.FloatValue(math.Float32frombits(uint32(c.u64[r])))
-					vals[i].SetDefinitionLevel(def)
+			u := c.u64[r0 : r0+len(vals)]
+			if !c.optional {
+				for i, x := range u {
+					vals[i] = pq.FloatValue(math.Float32frombits(uint32(x)))
+				}
+				return
+			}
+			d := c.def[r0 : r0+len(vals)]
+			for i, x := range u {
+				if d[i] != 0 {
+					vals[i] = pq.FloatValue(math.Float32frombits(uint32(x)))
+					vals[i].SetDefinitionLevel(1)
 				}
 			}
 		})
 	case kDouble:
 		return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
-			for i := range vals {
-				if r := r0 + i; present(r) {
-					vals[i] = pq.DoubleValue(math.Float64frombits(c.u64[r]))
-					vals[i].SetDefinitionLevel(def)
+			u := c.u64[r0 : r0+len(vals)]
+			if !c.optional {
+				for i, x := range u {
+					vals[i] = pq.DoubleValue(math.Float64frombits(x))
+				}
+				return
+			}
+			d := c.def[r0 : r0+len(vals)]
+			for i, x := range u {
+				if d[i] != 0 {
+					vals[i] = pq.DoubleValue(math.Float64frombits(x))
+					vals[i].SetDefinitionLevel(1)
 				}
 			}
 		})
 	}
-	// every INT64-backed kind
+	// every INT64-backed kind (the loops are written out per kind so that
+	// each makes its Values inline)
 	return sc.chunks(w, b.from, b.to, func(vals []pq.Value, r0 int) {
-		for i := range vals {
-			if r := r0 + i; present(r) {
-				vals[i] = pq.Int64Value(int64(c.u64[r]))
-				vals[i].SetDefinitionLevel(def)
+		u := c.u64[r0 : r0+len(vals)]
+		if !c.optional {
+			for i, x := range u {
+				vals[i] = pq.Int64Value(int64(x))
+			}
+			return
+		}
+		d := c.def[r0 : r0+len(vals)]
+		for i, x := range u {
+			if d[i] != 0 {
+				vals[i] = pq.Int64Value(int64(x))
+				vals[i].SetDefinitionLevel(1)
 			}
 		}
 	})

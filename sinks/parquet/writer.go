@@ -59,6 +59,9 @@ func (s *Sink) openFile(cols []colBuf, nrows, groupRows, trialThreads int) error
 		s.bw.Reset(f)
 	}
 	s.cnt = outfile.Counter{W: s.bw}
+	if s.enc == nil && s.trials != nil {
+		s.enc = <-s.trials // started early by the decoder (earlyTrials)
+	}
 	if s.enc == nil {
 		s.enc = s.chooseEncodings(cols, nrows, max(nrows, groupRows), trialThreads)
 	}
@@ -258,6 +261,7 @@ func (s *Sink) Publish(ctx context.Context) (sinks.Stats, error) {
 		s.fail(fmt.Errorf("parquet: %w", err))
 		return sinks.Stats{}, s.err
 	}
+	s.releaseValues()
 	return sinks.Stats{Rows: s.rows, Bytes: s.bytesOut, Files: files}, nil
 }
 
