@@ -1099,3 +1099,54 @@ func TestForeignKeyOntoBigintIdentity(t *testing.T) {
 		t.Errorf("foreign key planned %v, reported %q", fkStep(p), why)
 	}
 }
+
+// A literal default without an offset: SQL Server reads it into a
+// datetimeoffset at +00:00, and PostgreSQL would read a timestamptz
+// literal in the TimeZone of the session that creates the table, here
+// Asia/Kolkata (+05:30). The timestamptz default is the instant at UTC
+// and the offset column's default 0, whatever the session's zone. The
+// same literal into a datetime2 (a timestamp, which has no zone) is the
+// wall-clock value as written under any TimeZone.
+func TestLiteralTimeDefaults(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 2, Rows: map[string]int64{"finance.invoices": 3, "finance.ledger": 0, "dbo.events": 3}})
+	inv, _ := db.Table("finance", "invoices")
+	inv.Defaults["issued_at"] = "('2024-05-01 10:00')"
+	ev, _ := db.Table("dbo", "events")
+	ev.Defaults["ts"] = "('2024-05-01 10:00')"
+	src := startSource(t, db)
+	url, conn := freshDB(t, "migrate_literal_time")
+	ctx := context.Background()
+	// Every session of the migration runs in +05:30.
+	if _, err := conn.Exec(ctx, "ALTER DATABASE migrate_literal_time SET TimeZone = 'Asia/Kolkata'"); err != nil {
+		t.Fatal(err)
+	}
+	c := migrateConfig(src, url, "finance.invoices", "dbo.events")
+	plan, err := Discover(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, c, plan); err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	for _, zone := range []string{"UTC", "America/Caracas"} {
+		if _, err := conn.Exec(ctx, "SET TIME ZONE '"+zone+"'"); err != nil {
+			t.Fatal(err)
+		}
+		var at time.Time
+		var off int16
+		if err := conn.QueryRow(ctx, "INSERT INTO finance.invoices (customer, amount) VALUES ('x', 1) RETURNING issued_at, issued_at__offset_minutes").Scan(&at, &off); err != nil {
+			t.Fatal(err)
+		}
+		if !at.Equal(want) || off != 0 {
+			t.Errorf("session %s: datetimeoffset default %v offset %d, want %v offset 0", zone, at.UTC(), off, want)
+		}
+		var ts string
+		if err := conn.QueryRow(ctx, "INSERT INTO dbo.events (kind, rv) VALUES ('x', '\\x00') RETURNING ts::text").Scan(&ts); err != nil {
+			t.Fatal(err)
+		}
+		if ts != "2024-05-01 10:00:00" {
+			t.Errorf("session %s: datetime2 default %s, want 2024-05-01 10:00:00", zone, ts)
+		}
+	}
+}
