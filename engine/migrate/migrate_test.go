@@ -1150,3 +1150,79 @@ func TestLiteralTimeDefaults(t *testing.T) {
 		}
 	}
 }
+
+// keyLossy is the plan's lossy key items by object.
+func keyLossy(p *Plan) map[string][]string {
+	out := map[string][]string{}
+	for _, it := range p.Lossy {
+		if it.What == "key" {
+			out[it.Object] = append(out[it.Object], it.Detail)
+		}
+	}
+	return out
+}
+
+// SQL Server compares text ignoring trailing spaces ('a' = 'a '),
+// PostgreSQL's varchar does not: with --case-insensitive none (the
+// default) a varchar key column under a case-insensitive collation is
+// reported once, for case and for trailing spaces together, and the
+// target column does tell 'a' from 'a '. A key column under a
+// case-sensitive collation keeps its type under every policy and is
+// reported once for trailing spaces, however many keys use it.
+func TestTrailingSpaceKeys(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"warehouse.sites": 5, "warehouse.stock": 40, "warehouse.movements": 30}})
+	plan, _, conn := migrated(t, db, "migrate_trailing", nil, "warehouse.*")
+	lossy := keyLossy(plan)
+	for obj, typ := range map[string]string{"warehouse.sites.code": "varchar(12)", "warehouse.stock.sku": "varchar(20)"} {
+		items := lossy[obj]
+		if len(items) != 1 || !strings.Contains(items[0], "case-sensitive in PostgreSQL") ||
+			!strings.Contains(items[0], "trailing spaces") || !strings.Contains(items[0], typ+" does not") {
+			t.Errorf("%s: lossy %q, want one item on case and trailing spaces (%s)", obj, items, typ)
+		}
+	}
+	typ := query[string](t, conn, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'warehouse.sites'::regclass AND attname = 'code'")
+	if n := query[int64](t, conn, "SELECT count(DISTINCT v) FROM (VALUES (CAST('a' AS "+typ+")), (CAST('a ' AS "+typ+"))) x(v)"); n != 2 {
+		t.Errorf("%s: 'a' and 'a ' are %d distinct values, want 2 (the lossy item is wrong)", typ, n)
+	}
+
+	// sites.code under a case-sensitive collation, used by two keys.
+	ctx := context.Background()
+	c := migrateConfig(startSource(t, db), "postgres://unused", "warehouse.*")
+	src, err := c.connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	cat, err := catalog.Load(ctx, src, catalog.Options{Filter: c.Filter, Timeout: c.Timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites := cat.Table("warehouse", "sites")
+	sites.Column("code").Collation = "Latin1_General_CS_AS"
+	sites.Indexes = append(sites.Indexes, catalog.Index{ID: 9, Name: "UX_sites_code", Type: catalog.IndexNonclustered, Unique: true,
+		Keys: []catalog.IndexKey{{Column: "code"}}})
+	describe := func(ctx context.Context, p *catalog.Projection) ([]decode.Column, error) {
+		return catalog.Describe(ctx, src, p.DescribeSQL(), c.Timeout)
+	}
+	for _, policy := range []string{CINone, CIICU, CICitext} {
+		p, err := Build(ctx, cat, describe, Options{CaseInsensitive: policy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := keyLossy(p)["warehouse.sites.code"]
+		if len(items) != 1 || !strings.Contains(items[0], "used by UQ_sites_code, UX_sites_code: SQL Server ignores trailing spaces") ||
+			!strings.Contains(items[0], "varchar(12) does not") || strings.Contains(items[0], "case-insensitive") {
+			t.Errorf("%s: lossy %q, want one item on trailing spaces naming both keys", policy, items)
+		}
+		for _, n := range p.Notes {
+			if n.Object == "warehouse.sites.code" && n.What == "key" {
+				t.Errorf("%s: a case-sensitive key noted as case-insensitive: %+v", policy, n)
+			}
+		}
+		for _, s := range p.Steps {
+			if s.Phase == PhaseTable && s.Object == "warehouse.sites" && !strings.Contains(s.SQL[0], "code varchar(12) NOT NULL") {
+				t.Errorf("%s: sites.code is not a plain varchar(12):\n%s", policy, s.SQL[0])
+			}
+		}
+	}
+}
