@@ -1099,3 +1099,227 @@ func TestForeignKeyOntoBigintIdentity(t *testing.T) {
 		t.Errorf("foreign key planned %v, reported %q", fkStep(p), why)
 	}
 }
+
+// A literal default without an offset: SQL Server reads it into a
+// datetimeoffset at +00:00, and PostgreSQL would read a timestamptz
+// literal in the TimeZone of the session that creates the table, here
+// Asia/Kolkata (+05:30). The timestamptz default is the instant at UTC
+// and the offset column's default 0, whatever the session's zone. The
+// same literal into a datetime2 (a timestamp, which has no zone) is the
+// wall-clock value as written under any TimeZone.
+func TestLiteralTimeDefaults(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 2, Rows: map[string]int64{"finance.invoices": 3, "finance.ledger": 0, "dbo.events": 3}})
+	inv, _ := db.Table("finance", "invoices")
+	inv.Defaults["issued_at"] = "('2024-05-01 10:00')"
+	ev, _ := db.Table("dbo", "events")
+	ev.Defaults["ts"] = "('2024-05-01 10:00')"
+	src := startSource(t, db)
+	url, conn := freshDB(t, "migrate_literal_time")
+	ctx := context.Background()
+	// Every session of the migration runs in +05:30.
+	if _, err := conn.Exec(ctx, "ALTER DATABASE migrate_literal_time SET TimeZone = 'Asia/Kolkata'"); err != nil {
+		t.Fatal(err)
+	}
+	c := migrateConfig(src, url, "finance.invoices", "dbo.events")
+	plan, err := Discover(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, c, plan); err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	for _, zone := range []string{"UTC", "America/Caracas"} {
+		if _, err := conn.Exec(ctx, "SET TIME ZONE '"+zone+"'"); err != nil {
+			t.Fatal(err)
+		}
+		var at time.Time
+		var off int16
+		if err := conn.QueryRow(ctx, "INSERT INTO finance.invoices (customer, amount) VALUES ('x', 1) RETURNING issued_at, issued_at__offset_minutes").Scan(&at, &off); err != nil {
+			t.Fatal(err)
+		}
+		if !at.Equal(want) || off != 0 {
+			t.Errorf("session %s: datetimeoffset default %v offset %d, want %v offset 0", zone, at.UTC(), off, want)
+		}
+		var ts string
+		if err := conn.QueryRow(ctx, "INSERT INTO dbo.events (kind, rv) VALUES ('x', '\\x00') RETURNING ts::text").Scan(&ts); err != nil {
+			t.Fatal(err)
+		}
+		if ts != "2024-05-01 10:00:00" {
+			t.Errorf("session %s: datetime2 default %s, want 2024-05-01 10:00:00", zone, ts)
+		}
+	}
+}
+
+// keyLossy is the plan's lossy key items by object.
+func keyLossy(p *Plan) map[string][]string {
+	out := map[string][]string{}
+	for _, it := range p.Lossy {
+		if it.What == "key" {
+			out[it.Object] = append(out[it.Object], it.Detail)
+		}
+	}
+	return out
+}
+
+// SQL Server compares text ignoring trailing spaces ('a' = 'a '),
+// PostgreSQL's varchar does not: with --case-insensitive none (the
+// default) a varchar key column under a case-insensitive collation is
+// reported once, for case and for trailing spaces together, and the
+// target column does tell 'a' from 'a '. A key column under a
+// case-sensitive collation keeps its type under every policy and is
+// reported once for trailing spaces, however many keys use it.
+func TestTrailingSpaceKeys(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 3, Rows: map[string]int64{"warehouse.sites": 5, "warehouse.stock": 40, "warehouse.movements": 30}})
+	plan, _, conn := migrated(t, db, "migrate_trailing", nil, "warehouse.*")
+	lossy := keyLossy(plan)
+	for obj, typ := range map[string]string{"warehouse.sites.code": "varchar(12)", "warehouse.stock.sku": "varchar(20)"} {
+		items := lossy[obj]
+		if len(items) != 1 || !strings.Contains(items[0], "case-sensitive in PostgreSQL") ||
+			!strings.Contains(items[0], "trailing spaces") || !strings.Contains(items[0], typ+" does not") {
+			t.Errorf("%s: lossy %q, want one item on case and trailing spaces (%s)", obj, items, typ)
+		}
+	}
+	typ := query[string](t, conn, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'warehouse.sites'::regclass AND attname = 'code'")
+	if n := query[int64](t, conn, "SELECT count(DISTINCT v) FROM (VALUES (CAST('a' AS "+typ+")), (CAST('a ' AS "+typ+"))) x(v)"); n != 2 {
+		t.Errorf("%s: 'a' and 'a ' are %d distinct values, want 2 (the lossy item is wrong)", typ, n)
+	}
+
+	// sites.code under a case-sensitive collation, used by two keys.
+	ctx := context.Background()
+	c := migrateConfig(startSource(t, db), "postgres://unused", "warehouse.*")
+	src, err := c.connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	cat, err := catalog.Load(ctx, src, catalog.Options{Filter: c.Filter, Timeout: c.Timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites := cat.Table("warehouse", "sites")
+	sites.Column("code").Collation = "Latin1_General_CS_AS"
+	sites.Indexes = append(sites.Indexes, catalog.Index{ID: 9, Name: "UX_sites_code", Type: catalog.IndexNonclustered, Unique: true,
+		Keys: []catalog.IndexKey{{Column: "code"}}})
+	describe := func(ctx context.Context, p *catalog.Projection) ([]decode.Column, error) {
+		return catalog.Describe(ctx, src, p.DescribeSQL(), c.Timeout)
+	}
+	for _, policy := range []string{CINone, CIICU, CICitext} {
+		p, err := Build(ctx, cat, describe, Options{CaseInsensitive: policy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := keyLossy(p)["warehouse.sites.code"]
+		if len(items) != 1 || !strings.Contains(items[0], "used by UQ_sites_code, UX_sites_code: SQL Server ignores trailing spaces") ||
+			!strings.Contains(items[0], "varchar(12) does not") || strings.Contains(items[0], "case-insensitive") {
+			t.Errorf("%s: lossy %q, want one item on trailing spaces naming both keys", policy, items)
+		}
+		for _, n := range p.Notes {
+			if n.Object == "warehouse.sites.code" && n.What == "key" {
+				t.Errorf("%s: a case-sensitive key noted as case-insensitive: %+v", policy, n)
+			}
+		}
+		for _, s := range p.Steps {
+			if s.Phase == PhaseTable && s.Object == "warehouse.sites" && !strings.Contains(s.SQL[0], "code varchar(12) NOT NULL") {
+				t.Errorf("%s: sites.code is not a plain varchar(12):\n%s", policy, s.SQL[0])
+			}
+		}
+	}
+}
+
+// A view whose UNION, EXCEPT, INTERSECT, DISTINCT, GROUP BY or ORDER BY
+// works on text under a case-insensitive collation can give other rows,
+// or another order, in PostgreSQL, which compares that text
+// case-sensitively: the plan notes it for those views, and not for set
+// operations, groups or orders on other columns, nor for UNION ALL.
+func TestViewCaseNotes(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 6})
+	plan, _, conn := migrated(t, db, "migrate_view_case", nil, "finance.*")
+	notes := func(p *Plan, obj string) []string {
+		var out []string
+		for _, n := range p.Notes {
+			if n.Object == obj && n.What == "view" {
+				out = append(out, n.Detail)
+			}
+		}
+		return out
+	}
+	has := func(got []string, want string) bool {
+		for _, n := range got {
+			if strings.Contains(n, want) {
+				return true
+			}
+		}
+		return false
+	}
+	for view, want := range map[string]string{"finance.open_or_large": "UNION compares customer case-sensitively",
+		"finance.customer_totals": "GROUP BY compares customer case-sensitively", "finance.amounts": "",
+		"finance.unbooked": "", "finance.booked": "", "finance.largest_invoices": ""} {
+		got := notes(plan, view)
+		if want == "" && len(got) > 0 || want != "" && !has(got, want) {
+			t.Errorf("%s: notes %q, want %q", view, got, want)
+		}
+	}
+	// What the note says: PostgreSQL groups 'Zed' and 'ZED' apart, where
+	// SQL Server makes one group of them.
+	ctx := context.Background()
+	for i := range 12 {
+		who := "Zed"
+		if i%2 == 1 {
+			who = "ZED"
+		}
+		if _, err := conn.Exec(ctx, "INSERT INTO finance.invoices (customer, amount) VALUES ($1, 1)", who); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := query[int64](t, conn, "SELECT count(*) FROM finance.customer_totals WHERE lower(customer) = 'zed'"); n != 2 {
+		t.Errorf("customer_totals: %d groups for Zed and ZED, want 2 (the note is wrong)", n)
+	}
+
+	// Other forms, planned only.
+	c := migrateConfig(startSource(t, db), "postgres://unused", "finance.invoices", "finance.ledger")
+	src, err := c.connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	cat, err := catalog.Load(ctx, src, catalog.Options{Filter: c.Filter, Timeout: c.Timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ def, want string }{
+		{"SELECT DISTINCT customer, invoice_no FROM finance.invoices", "DISTINCT compares customer case-sensitively"},
+		{"SELECT DISTINCT invoice_no, amount FROM finance.invoices", ""},
+		{"SELECT customer FROM finance.invoices EXCEPT SELECT memo FROM finance.ledger", "EXCEPT compares customer case-sensitively"},
+		{"SELECT invoice_no, memo FROM finance.ledger INTERSECT SELECT invoice_no, customer FROM finance.invoices", "INTERSECT compares memo case-sensitively"},
+		{"SELECT customer FROM finance.invoices UNION ALL SELECT memo FROM finance.ledger", ""},
+		{"SELECT TOP (3) customer AS who FROM finance.invoices ORDER BY who", "ORDER BY sorts who case-sensitively"},
+		{"SELECT TOP (3) i.invoice_no FROM finance.invoices AS i ORDER BY i.customer DESC", "ORDER BY sorts i.customer case-sensitively"},
+		{"SELECT TOP (3) invoice_no FROM finance.invoices ORDER BY amount", ""},
+		{"SELECT status, COUNT(*) AS n FROM finance.invoices GROUP BY status", "GROUP BY compares status case-sensitively"},
+		{"SELECT invoice_no, COUNT(*) AS n FROM finance.ledger GROUP BY invoice_no", ""},
+	}
+	for i, tc := range cases {
+		cat.Tables = append(cat.Tables, &catalog.Table{Schema: "finance", Name: fmt.Sprintf("v%d", i), View: true,
+			Definition: fmt.Sprintf("CREATE VIEW finance.v%d AS %s", i, tc.def)})
+	}
+	describe := func(ctx context.Context, p *catalog.Projection) ([]decode.Column, error) {
+		return catalog.Describe(ctx, src, p.DescribeSQL(), c.Timeout)
+	}
+	p, err := Build(ctx, cat, describe, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range cases {
+		obj := fmt.Sprintf("finance.v%d", i)
+		for _, it := range p.Untranslated {
+			if it.Object == obj {
+				t.Errorf("%s: not translated: %s", tc.def, it.Detail)
+			}
+		}
+		got := notes(p, obj)
+		if tc.want == "" && len(got) > 0 || tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)) {
+			t.Errorf("%s: notes %q, want %q", tc.def, got, tc.want)
+		}
+	}
+}

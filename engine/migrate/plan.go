@@ -477,13 +477,25 @@ func caseInsensitive(collation string) bool {
 // that a primary key, unique constraint or unique index covers.
 func ciKeyColumns(t *catalog.Table) map[string][]string {
 	out := map[string][]string{} // column (lower) -> the keys
+	for col, keys := range textKeyColumns(t) {
+		if caseInsensitive(t.Column(col).Collation) {
+			out[col] = keys
+		}
+	}
+	return out
+}
+
+// textKeyColumns are the text columns, under any collation, that a
+// primary key, unique constraint or unique index covers.
+func textKeyColumns(t *catalog.Table) map[string][]string {
+	out := map[string][]string{} // column (lower) -> the keys
 	for _, ix := range t.Indexes {
 		if !ix.Unique {
 			continue
 		}
 		for _, k := range ix.Keys {
 			c := t.Column(k.Column)
-			if c != nil && c.Kind().IsText() && caseInsensitive(c.Collation) {
+			if c != nil && c.Kind().IsText() {
 				out[strings.ToLower(c.Name)] = append(out[strings.ToLower(c.Name)], ix.Name)
 			}
 		}
@@ -561,43 +573,69 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 	}
 	// padded: the key columns whose target type compares trailing
 	// spaces (varchar, text, citext; char(n) ignores them, as SQL Server
-	// does for every type).
-	padded := func(col string) bool {
-		if b.o.CaseInsensitive == CICitext {
-			return true
-		}
+	// does for every type). targetType: the column's target type.
+	targetType := func(col string) string {
 		for i := range mapped {
 			if mapped[i].Companion == "" && strings.EqualFold(src[i].Name, col) {
-				return !strings.HasPrefix(mapped[i].Type.SQL, "char(")
+				return mapped[i].Type.SQL
 			}
 		}
-		return false
+		return ""
 	}
+	padded := func(col string) bool {
+		_, isCI := ci[strings.ToLower(col)]
+		_, isRef := fkCI[strings.ToLower(col)]
+		if b.o.CaseInsensitive == CICitext && (isCI || isRef) {
+			return true
+		}
+		typ := targetType(col)
+		return typ != "" && !strings.HasPrefix(typ, "char(")
+	}
+	const trailingSpaces = "SQL Server ignores trailing spaces when it compares text ('a' = 'a '), %s does not: " +
+		"values that differ only in trailing spaces are no longer duplicates, and a foreign key value with trailing spaces no longer matches its key without them"
 	trailing := func(obj, col, how string) {
 		if padded(col) {
-			b.lossy(obj, "key", "", fmt.Sprintf("SQL Server ignores trailing spaces when it compares text ('a' = 'a '), %s does not: "+
-				"values that differ only in trailing spaces are no longer duplicates, and a foreign key value with trailing spaces no longer matches its key without them", how))
+			b.lossy(obj, "key", "", fmt.Sprintf(trailingSpaces, how))
 		}
 	}
-	for col, keys := range ci {
-		obj := t.FullName() + "." + t.Column(col).Name
+	// One item per key column, in column order, whatever the number of
+	// keys it is part of.
+	textKeys := textKeyColumns(t)
+	for i := range t.Columns {
+		col := t.Columns[i].Name
+		lc := strings.ToLower(col)
+		obj := t.FullName() + "." + col
+		keys, isCI := ci[lc]
+		if !isCI {
+			// A text key column under a case-sensitive collation keeps
+			// its type under every policy (unless it references a
+			// case-insensitive key under citext): only trailing spaces
+			// differ.
+			if ref, ok := fkCI[lc]; ok {
+				b.note(obj, "key", "", fmt.Sprintf("references the case-insensitive key %s: typed citext like it", ref))
+				trailing(obj, col, "citext")
+			} else if keys := textKeys[lc]; len(keys) > 0 && padded(col) {
+				b.lossy(obj, "key", "", fmt.Sprintf("used by %s: "+trailingSpaces, strings.Join(keys, ", "), targetType(col)))
+			}
+			continue
+		}
 		switch b.o.CaseInsensitive {
 		case CIICU:
 			b.note(obj, "key", "", fmt.Sprintf("case-insensitive in the source (%s, used by %s): COLLATE %s keeps keys unique regardless of case",
-				t.Column(col).Collation, strings.Join(keys, ", "), CICollation))
+				t.Columns[i].Collation, strings.Join(keys, ", "), CICollation))
 			trailing(obj, col, "COLLATE "+CICollation)
 		case CICitext:
 			b.note(obj, "key", "", fmt.Sprintf("case-insensitive in the source (%s, used by %s): typed citext (the citext extension), which keeps keys unique regardless of case",
-				t.Column(col).Collation, strings.Join(keys, ", ")))
+				t.Columns[i].Collation, strings.Join(keys, ", ")))
 			trailing(obj, col, "citext")
 		default:
-			b.lossy(obj, "key", "", fmt.Sprintf("case-insensitive in the source (%s, used by %s) but case-sensitive in PostgreSQL: values that differ only in case are no longer duplicates (use --case-insensitive icu)",
-				t.Column(col).Collation, strings.Join(keys, ", ")))
+			d := fmt.Sprintf("case-insensitive in the source (%s, used by %s) but case-sensitive in PostgreSQL: values that differ only in case are no longer duplicates (use --case-insensitive icu)",
+				t.Columns[i].Collation, strings.Join(keys, ", "))
+			if padded(col) {
+				d += "; " + fmt.Sprintf(trailingSpaces, targetType(col))
+			}
+			b.lossy(obj, "key", "", d)
 		}
-	}
-	for col, ref := range fkCI {
-		b.note(t.FullName()+"."+t.Column(col).Name, "key", "", fmt.Sprintf("references the case-insensitive key %s: typed citext like it", ref))
-		trailing(t.FullName()+"."+t.Column(col).Name, col, "citext")
 	}
 	var defs []string
 	generated := map[string]bool{}

@@ -203,38 +203,88 @@ func TestMaintenanceWorkMem(t *testing.T) {
 }
 
 // A table above SplitRows clustered on a decimal(12,0) identity, which
-// migrates as a bigint identity read as CAST(... AS bigint): the range
-// planner cuts integer, date/time and uniqueidentifier keys only, and the
-// source's key is decimal, so the table loads whole on one session and
-// the plan says so and why. Every row arrives once with its key, and the
-// bigint identity goes on from the source's next value.
+// migrates as a bigint identity read as CAST(... AS bigint): its values
+// are exact integers, so it splits as an integer key, cut evenly over
+// [MIN, MAX]. The T-SQL predicates compare the column itself with bigint
+// bounds (SQL Server converts the bound to decimal, not the column, so it
+// seeks the clustered index), never the CAST. Every row arrives once with
+// its key, each range verifies by checksum against its PostgreSQL
+// predicate, and the bigint identity goes on from the source's next value.
 func TestSplitDecimalIdentityKey(t *testing.T) {
 	const rows = 900
-	db := sampledb.New(sampledb.Config{Seed: 23, Rows: map[string]int64{"finance.invoices": rows, "finance.ledger": 0}})
-	plan, sum, conn := migrated(t, db, "migrate_split_decimal", func(c *Config) { c.Verify, c.SplitRows = VerifyChecksum, 200 }, "finance.invoices")
+	db := sampledb.New(sampledb.Config{Seed: 23, Rows: map[string]int64{"finance.invoices": rows, "finance.ledger": 300}})
+	plan, sum, conn := migrated(t, db, "migrate_split_decimal", func(c *Config) { c.Verify, c.SplitRows = VerifyChecksum, 200 },
+		"finance.invoices", "finance.ledger")
 	ctx := context.Background()
-	var notes []string
+	notes := map[string][]string{}
 	for _, it := range plan.Notes {
-		if it.Object == "finance.invoices" && it.What == "table" {
-			notes = append(notes, it.Detail)
+		if it.What == "table" {
+			notes[it.Object] = append(notes[it.Object], it.Detail)
 		}
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], fmt.Sprintf("about %d rows: loaded on one session", rows)) || !strings.Contains(notes[0], "decimal(12,0)") {
-		t.Errorf("table notes %q, want one saying it loads on one session because its key is decimal(12,0)", notes)
+	if n := notes["finance.invoices"]; len(n) != 1 || !strings.Contains(n[0], fmt.Sprintf("about %d rows: loaded as 5 ranges of invoice_no (decimal(12,0))", rows)) {
+		t.Errorf("invoices notes %q, want one saying it loads as 5 ranges of invoice_no", n)
+	}
+	// The ledger's numeric(20,0) key does not fit a bigint: one session,
+	// and the note says so in a migration's terms.
+	if n := notes["finance.ledger"]; len(n) != 1 || !strings.Contains(n[0], "about 300 rows: loaded whole on one session, as its clustered key leads with entry_no, a numeric(20,0)") ||
+		!strings.Contains(n[0], "nothing needs doing") || strings.Contains(n[0], "predicates") {
+		t.Errorf("ledger notes %q, want one saying it loads on one session because its key is numeric(20,0), and that nothing needs doing", n)
 	}
 	var data []Step
 	for _, s := range plan.Steps {
-		if s.Phase == PhaseData {
+		if s.Phase == PhaseData && s.Table == "finance.ledger" && s.Range != nil {
+			t.Errorf("%s: the ledger is split", s.Object)
+		}
+		if s.Phase == PhaseData && s.Table == "finance.invoices" {
 			data = append(data, s)
 		}
 	}
-	if len(data) != 1 || data[0].Range != nil || plan.Tables[0].Parts != 0 {
-		t.Fatalf("data steps %+v (parts %d), want the whole table in one", data, plan.Tables[0].Parts)
+	if len(data) != 5 || plan.Tables[0].Parts != 5 {
+		t.Fatalf("%d data steps (parts %d), want 5 key ranges", len(data), plan.Tables[0].Parts)
 	}
-	if len(sum.Tables) != 1 || sum.Tables[0].Rows != rows || sum.Tables[0].Verified != VerifyChecksum {
+	for i, s := range data {
+		if s.Range == nil {
+			t.Fatalf("%s: a data step without a key range", s.Object)
+		}
+		for _, b := range []*partition.Bound{s.Range.Lo, s.Range.Hi} {
+			if b != nil && b.Type != "bigint" {
+				t.Errorf("%s: a %s bound, want bigint", s.Object, b.Type)
+			}
+		}
+		want := "[invoice_no] >= @tdsx_lo AND [invoice_no] < @tdsx_hi"
+		switch i {
+		case 0:
+			want = "[invoice_no] < @tdsx_hi"
+		case len(data) - 1:
+			want = "[invoice_no] >= @tdsx_lo"
+		}
+		if s.Range.Where != want || strings.Contains(s.PGWhere, "CAST") || !strings.HasPrefix(s.PGWhere, "invoice_no ") {
+			t.Errorf("%s: %q | %q, want %q on the column itself", s.Object, s.Range.Where, s.PGWhere, want)
+		}
+		t.Logf("%s | %s", s.Range, s.PGWhere)
+	}
+	var ts *TableSummary
+	for i := range sum.Tables {
+		if sum.Tables[i].Source == "finance.invoices" {
+			ts = &sum.Tables[i]
+		}
+	}
+	if len(sum.Tables) != 2 || ts == nil || ts.Rows != rows || ts.Verified != VerifyChecksum {
 		t.Fatalf("summary %+v", sum.Tables)
 	}
+	var loaded int64
+	for _, r := range ts.Ranges {
+		if r.Rows == 0 || r.Rows > rows/2 {
+			t.Errorf("range %+v: want a share of the rows", r)
+		}
+		loaded += r.Rows
+	}
+	if len(ts.Ranges) != 5 || loaded != rows {
+		t.Errorf("ranges %+v, want 5 loading %d rows in all", ts.Ranges, rows)
+	}
 	checkOnce(t, conn, "finance.invoices", "invoice_no", rows)
+	checkOnce(t, conn, "finance.ledger", "entry_no", 300)
 	inv, _ := db.Table("finance", "invoices")
 	seed, incr, last, ok := inv.IdentityValues()
 	if !ok || seed != 5000 || incr != 5 {

@@ -597,6 +597,9 @@ func translateDefault(text string, target class, sc scope) (string, []string, er
 // converts a value without an offset (getdate(), a literal without one)
 // to the offset +00:00, so the companion's default is 0 then; the UTC
 // functions are the current instant, which is now() in a timestamptz.
+// A literal without an offset is read as a timestamp and placed at UTC:
+// PostgreSQL fixes a timestamptz literal's value when it creates the
+// table, in that session's TimeZone, where SQL Server reads it at +00:00.
 func translateZonedDefault(text string, sc scope) (instant, offset string, notes []string, err error) {
 	n, err := parseExpr(text)
 	if err != nil {
@@ -610,7 +613,7 @@ func translateZonedDefault(text string, sc scope) (instant, offset string, notes
 		case tString:
 			m := offsetSuffix.FindStringSubmatch(x.text)
 			if m == nil {
-				return quoteLiteral(x.text), "0", nil, nil
+				return "(CAST(" + quoteLiteral(x.text) + " AS timestamp) AT TIME ZONE 'UTC')", "0", nil, nil
 			}
 			h, _ := strconv.Atoi(m[2])
 			mi, _ := strconv.Atoi(m[3])

@@ -92,6 +92,30 @@ type outCol struct {
 	info colInfo
 }
 
+// label names the i-th column a block gives, for the plan's notes.
+func (c outCol) label(i int) string {
+	if c.name != "" {
+		return c.name
+	}
+	return fmt.Sprintf("column %d", i+1)
+}
+
+// caseFolded reports whether c is text SQL Server compares
+// case-insensitively and PostgreSQL case-sensitively: under a
+// case-insensitive source collation, typed neither citext nor with the
+// nondeterministic collation.
+func caseFolded(c colInfo) bool { return c.class == cText && c.ci && !c.nondet && !c.citext }
+
+// addName appends name to names unless it is there.
+func addName(names []string, name string) []string {
+	for _, n := range names {
+		if strings.EqualFold(n, name) {
+			return names
+		}
+	}
+	return append(names, name)
+}
+
 // viewTranslator translates one view's query.
 type viewTranslator struct {
 	b     *builder
@@ -272,6 +296,8 @@ func (vt *viewTranslator) query() (string, []outCol, bool, error) {
 	}
 	out := first.sql
 	blocks := 1
+	setCols := map[string][]string{} // operator -> its case-folded columns
+	var setOps []string
 	for {
 		op := ""
 		switch {
@@ -300,6 +326,23 @@ func (vt *viewTranslator) query() (string, []outCol, bool, error) {
 		}
 		out += " " + op + " " + next.sql
 		blocks++
+		if op != "UNION ALL" {
+			if _, seen := setCols[op]; !seen {
+				setOps = append(setOps, op)
+				setCols[op] = nil
+			}
+			for i := range first.cols {
+				if caseFolded(first.cols[i].info) || caseFolded(next.cols[i].info) {
+					setCols[op] = addName(setCols[op], first.cols[i].label(i))
+				}
+			}
+		}
+	}
+	for _, op := range setOps {
+		if len(setCols[op]) > 0 {
+			vt.note(fmt.Sprintf("%s compares %s case-sensitively in PostgreSQL (case-insensitively in SQL Server): rows that differ only in case are told apart",
+				op, strings.Join(setCols[op], ", ")))
+		}
 	}
 	ordered, limit, offset := false, first.top, ""
 	if p.word("ORDER") {
@@ -309,7 +352,7 @@ func (vt *viewTranslator) query() (string, []outCol, bool, error) {
 		if blocks > 1 {
 			return "", nil, false, untranslatable("ORDER BY over UNION, EXCEPT or INTERSECT is not translated")
 		}
-		var keys []string
+		var keys, folded []string
 		for {
 			q := &parser{toks: p.toks, i: p.i}
 			n, err := q.expr()
@@ -317,17 +360,24 @@ func (vt *viewTranslator) query() (string, []outCol, bool, error) {
 				return "", nil, false, err
 			}
 			s, _, err := first.tr.expr(n)
+			r, isRef := n.(ref)
 			if err != nil {
 				// ORDER BY may name a select-list alias.
-				r, ok := n.(ref)
 				found := false
 				for _, c := range first.cols {
-					if ok && len(r.parts) == 1 && c.name != "" && strings.EqualFold(c.name, r.parts[0]) {
+					if isRef && len(r.parts) == 1 && c.name != "" && strings.EqualFold(c.name, r.parts[0]) {
 						s, found = postgres.QuoteIdent(postgres.FoldIdent(c.name, vt.b.o.Identifiers)), true
+						if caseFolded(c.info) {
+							folded = addName(folded, c.name)
+						}
 					}
 				}
 				if !found {
 					return "", nil, false, err
+				}
+			} else if isRef {
+				if c, err := first.tr.sc.column(r.parts); err == nil && caseFolded(c) {
+					folded = addName(folded, strings.Join(r.parts, "."))
 				}
 			}
 			p.i = q.i
@@ -343,6 +393,10 @@ func (vt *viewTranslator) query() (string, []outCol, bool, error) {
 		}
 		for _, n := range first.tr.notes {
 			vt.note(n)
+		}
+		if len(folded) > 0 {
+			vt.note(fmt.Sprintf("ORDER BY sorts %s case-sensitively in PostgreSQL, in the target database's collation (case-insensitively in SQL Server): "+
+				"rows can come in another order, and a TOP, OFFSET or FETCH can keep other rows", strings.Join(folded, ", ")))
 		}
 		out += " ORDER BY " + strings.Join(keys, ", ")
 		ordered = true
@@ -611,6 +665,16 @@ func (vt *viewTranslator) block() (*queryBlock, error) {
 	out := "SELECT "
 	if distinct {
 		out += "DISTINCT "
+		var folded []string
+		for i, c := range blk.cols {
+			if caseFolded(c.info) {
+				folded = addName(folded, c.label(i))
+			}
+		}
+		if len(folded) > 0 {
+			vt.note(fmt.Sprintf("DISTINCT compares %s case-sensitively in PostgreSQL (case-insensitively in SQL Server): rows that differ only in case are told apart",
+				strings.Join(folded, ", ")))
+		}
 	}
 	out += strings.Join(items, ", ") + " FROM " + strings.Join(from, "")
 	p.i = rest
@@ -626,8 +690,15 @@ func (vt *viewTranslator) block() (*queryBlock, error) {
 		if !p.word("BY") {
 			return nil, p.errorf("expected BY")
 		}
-		var keys []string
+		var keys, folded []string
 		for {
+			if n, err := (&parser{toks: p.toks, i: p.i}).expr(); err == nil {
+				if r, ok := n.(ref); ok {
+					if c, err := sc.column(r.parts); err == nil && caseFolded(c) {
+						folded = addName(folded, strings.Join(r.parts, "."))
+					}
+				}
+			}
 			s, next, err := exprAt(p.i)
 			if err != nil {
 				return nil, err
@@ -638,6 +709,10 @@ func (vt *viewTranslator) block() (*queryBlock, error) {
 			}
 		}
 		out += " GROUP BY " + strings.Join(keys, ", ")
+		if len(folded) > 0 {
+			vt.note(fmt.Sprintf("GROUP BY compares %s case-sensitively in PostgreSQL (case-insensitively in SQL Server): values that differ only in case form groups of their own",
+				strings.Join(folded, ", ")))
+		}
 	}
 	if p.word("HAVING") {
 		s, next, err := exprAt(p.i)
