@@ -560,6 +560,23 @@ func (d *cellDecoder) value(p *colPlan, col int, b []byte) string {
 	case vkGUID:
 		s.GUID(col, guidFromWire(b))
 	case vkDecimal:
+		// A sign byte and a magnitude of 4 or 8 bytes (precision up to
+		// 19, the common case) is delivered here, without the general
+		// path's call: that call and its two-value result cost a quarter
+		// of the decoding of a row of small decimals. Anything the fast
+		// path does not accept goes the general way, errors included.
+		if len(b) == 5 || len(b) == 9 {
+			var lo uint64
+			if len(b) == 5 {
+				lo = uint64(binary.LittleEndian.Uint32(b[1:]))
+			} else {
+				lo = binary.LittleEndian.Uint64(b[1:])
+			}
+			if m := &maxMagnitude[min(p.prec, 38)]; b[0] <= 1 && (m[0] > 0 || lo <= m[1]) {
+				s.Decimal(col, Decimal{Lo: lo, Neg: b[0] == 0 && lo != 0, Scale: p.scale, Precision: p.prec})
+				break
+			}
+		}
 		v, err := decimalFromWire(b, p.prec, p.scale)
 		if err != "" {
 			return err

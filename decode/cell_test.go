@@ -146,6 +146,8 @@ var cellCases = []cellCase{
 	{"decimal(18,4)", TypeInfo{Type: TypeDecimalN, Size: 9, Precision: 18, Scale: 4}, "09 01 ff ff 63 a7 b3 b6 e0 0d", dec(false, 0, 999999999999999999, 18, 4)},
 	{"decimal(28,0) 12-byte", TypeInfo{Type: TypeDecimalN, Size: 13, Precision: 28}, "0d 01 00 00 00 00 00 00 00 00 01 00 00 00", dec(false, 1, 0, 28, 0)},
 	{"decimal -0 is 0", TypeInfo{Type: TypeDecimalN, Size: 5, Precision: 9}, "05 00 00 00 00 00", dec(false, 0, 0, 9, 0)},
+	{"decimal(19,0) -0 is 0", TypeInfo{Type: TypeDecimalN, Size: 9, Precision: 19}, "09 00 00 00 00 00 00 00 00 00", dec(false, 0, 0, 19, 0)},
+	{"decimal(19,2) max", TypeInfo{Type: TypeDecimalN, Size: 9, Precision: 19, Scale: 2}, "09 00 ff ff e7 89 04 23 c7 8a", dec(true, 0, 9999999999999999999, 19, 2)},
 	{"decimal null", TypeInfo{Type: TypeDecimalN, Size: 17, Precision: 38}, "00", nil},
 	// 2.2.5.5.1.9 GUID: first three groups little-endian.
 	{"uniqueidentifier", TypeInfo{Type: TypeGUID, Size: 16}, "10 33 22 11 00 55 44 77 66 88 99 aa bb cc dd ee ff",
@@ -383,6 +385,8 @@ func TestCellMalformed(t *testing.T) {
 		{"decimal length 6", TypeInfo{Type: TypeDecimalN, Size: 17, Precision: 38}, "06 01 00 00 00 00 00", "invalid length 6"},
 		{"decimal sign 2", TypeInfo{Type: TypeDecimalN, Size: 5, Precision: 9}, "05 02 00 00 00 00", "sign byte"},
 		{"decimal over precision", TypeInfo{Type: TypeDecimalN, Size: 5, Precision: 2}, "05 01 64 00 00 00", "exceeds precision"},
+		{"decimal(10) over 10^10", TypeInfo{Type: TypeDecimalN, Size: 9, Precision: 10}, "09 01 00 e4 0b 54 02 00 00 00", "exceeds precision"},
+		{"decimal(12) sign 2", TypeInfo{Type: TypeDecimalN, Size: 9, Precision: 12}, "09 02 01 00 00 00 00 00 00 00", "sign byte"},
 		{"decimal(38) over 10^38", TypeInfo{Type: TypeDecimalN, Size: 17, Precision: 38}, "11 01 00 00 00 00 40 22 8a 09 7a c4 86 5a a8 4c 3b 4b", "exceeds precision"},
 		{"date after 9999", TypeInfo{Type: TypeDateN}, "03 db b9 37", "after 9999-12-31"},
 		{"time(7) 24:00", TypeInfo{Type: TypeTimeN, Scale: 7}, "05 00 c0 69 2a c9", "outside a day"},
