@@ -762,10 +762,8 @@ func (b *builder) table(ctx context.Context, t *catalog.Table, describe Describe
 }
 
 // exactInt reports whether c is decimal(p,0) or numeric(p,0) whose every
-// value fits a bigint (p <= 18).
-func exactInt(c *catalog.Column) bool {
-	return c != nil && c.Kind() == decode.KindDecimal && c.Scale == 0 && c.Precision <= 18
-}
+// value fits a bigint: the same columns key ranges cut as integers.
+func exactInt(c *catalog.Column) bool { return c != nil && partition.ExactInt(c) }
 
 // bigintColumns are the columns of t read as bigint: identities on
 // decimal(p,0) with p <= 18, which become bigint identities (PostgreSQL

@@ -135,16 +135,6 @@ func (p *Plan) Ranges(tp *TablePlan) []KeyRange {
 // a key type it does not cut) gets none and the reason.
 func (tp *TablePlan) ranges(ctx context.Context, q catalog.Querier, splitRows int64, timeout session.Timeout) (*catalog.Column, []partition.Part, string, error) {
 	spec := partition.Spec{Auto: true}
-	count := int(min((tp.Source.RowCount+splitRows-1)/splitRows, maxParts))
-	if key := tp.Source.ClusteredKey(); len(key) > 0 {
-		if c := tp.Source.Column(key[0].Column); exactInt(c) {
-			if tp.targetColumn(c.Name) == "" {
-				return nil, nil, "its key column is not loaded", nil
-			}
-			parts, err := exactIntRanges(ctx, q, tp.Source, c, count, timeout)
-			return c, parts, "", err
-		}
-	}
 	col, err := partition.KeyColumn(tp.Source, spec)
 	var pe *partition.Error
 	if errors.As(err, &pe) {
@@ -156,7 +146,7 @@ func (tp *TablePlan) ranges(ctx context.Context, q catalog.Querier, splitRows in
 	if tp.targetColumn(col.Name) == "" {
 		return nil, nil, "its key column is not loaded", nil
 	}
-	spec.Count = count
+	spec.Count = int(min((tp.Source.RowCount+splitRows-1)/splitRows, maxParts))
 	parts, err := partition.Plan(ctx, q, tp.Source, spec, timeout)
 	if err != nil {
 		return nil, nil, "", err
@@ -165,53 +155,6 @@ func (tp *TablePlan) ranges(ctx context.Context, q catalog.Querier, splitRows in
 		parts = wholeSeconds(col, parts)
 	}
 	return col, parts, "", nil
-}
-
-// exactIntRanges cuts a decimal(p,0) or numeric(p,0) key (p <= 18, every
-// value an integer that fits a bigint, as exactInt says) as an integer
-// key: evenly over the integers [MIN, MAX]. The predicates compare the
-// column itself, so SQL Server still seeks its clustered index; the bounds
-// are bigint parameters, which SQL Server converts to the column's decimal
-// type (decimal takes precedence over bigint), never the column to bigint.
-// In PostgreSQL the column is bigint (or numeric(p,0)) and the bounds
-// integers, the same rows.
-func exactIntRanges(ctx context.Context, q catalog.Querier, t *catalog.Table, c *catalog.Column, n int, timeout session.Timeout) ([]partition.Part, error) {
-	r, err := catalog.ColumnRange(ctx, q, t, c, timeout)
-	if err != nil {
-		return nil, err
-	}
-	if r.Min == nil || r.Max == nil {
-		return partition.Ranges(c, nil), nil
-	}
-	lo, err := decimalInt(r.Min)
-	if err != nil {
-		return nil, fmt.Errorf("migrate: MIN(%s) of %s: %w", c.Name, t.FullName(), err)
-	}
-	hi, err := decimalInt(r.Max)
-	if err != nil {
-		return nil, fmt.Errorf("migrate: MAX(%s) of %s: %w", c.Name, t.FullName(), err)
-	}
-	asInt := catalog.Column{Name: c.Name, BaseType: "bigint", Nullable: c.Nullable}
-	bounds, err := partition.Split(&asInt, lo, hi, n)
-	if err != nil {
-		return nil, err
-	}
-	return partition.Ranges(c, bounds), nil
-}
-
-// decimalInt is a decimal value of scale 0 that fits an int64.
-func decimalInt(v any) (int64, error) {
-	d, ok := v.(decode.Decimal)
-	if !ok {
-		return 0, fmt.Errorf("unexpected %T", v)
-	}
-	if d.Scale != 0 || d.Hi != 0 || d.Lo > 1<<63-1 {
-		return 0, fmt.Errorf("%s is not an integer of a bigint", d)
-	}
-	if d.Neg {
-		return -int64(d.Lo), nil
-	}
-	return int64(d.Lo), nil
 }
 
 // unsplittable says why t has no key ranges, in a migration's terms (the

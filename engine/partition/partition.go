@@ -153,8 +153,8 @@ func KeyColumn(t *catalog.Table, s Spec) (*catalog.Column, error) {
 	if c == nil {
 		return nil, &Error{fmt.Sprintf("column %q is not a column of %s", name, t.FullName())}
 	}
-	if _, ok := splitter(c.Kind()); !ok {
-		return nil, &Error{fmt.Sprintf("column %q of %s is %s: key ranges are computed for integer, date, datetime, datetime2, smalldatetime and uniqueidentifier columns; write predicates for others", c.Name, t.FullName(), c.SQLType())}
+	if _, ok := splitter(c); !ok {
+		return nil, &Error{fmt.Sprintf("column %q of %s is %s: key ranges are computed for integer, decimal(p,0) and numeric(p,0) up to 18 digits, date, datetime, datetime2, smalldatetime and uniqueidentifier columns; write predicates for others", c.Name, t.FullName(), c.SQLType())}
 	}
 	return c, nil
 }
@@ -236,7 +236,7 @@ func Split(c *catalog.Column, min, max any, n int) ([]Bound, error) {
 	if min == nil || max == nil {
 		return nil, nil
 	}
-	sp, ok := splitter(c.Kind())
+	sp, ok := splitter(c)
 	if !ok {
 		return nil, &Error{fmt.Sprintf("column %q: no key ranges for %s", c.Name, c.SQLType())}
 	}
@@ -304,11 +304,54 @@ func ordinalOf[T any](ord func(T) uint64) func(any) (uint64, error) {
 	}
 }
 
+// decimalInt is d as an int64 when it has scale 0 and fits.
+func decimalInt(d decode.Decimal) (int64, bool) {
+	if d.Scale != 0 || d.Hi != 0 || d.Lo > 1<<63-1 {
+		return 0, false
+	}
+	if d.Neg {
+		return -int64(d.Lo), true
+	}
+	return int64(d.Lo), true
+}
+
 // signedBound is the bound of the kinds whose ordinal is an int64 with
 // its sign bit flipped.
 func signedBound(typ string, o uint64) Bound { return Bound{Type: typ, Int: int64(o ^ signBit)} }
 
-func splitter(k decode.Kind) (keySplitter, bool) {
+// maxExactIntDigits is the widest decimal(p,0) key cut as an integer:
+// every value of 18 digits fits an int64.
+const maxExactIntDigits = 18
+
+// ExactInt reports whether c is decimal(p,0) or numeric(p,0) with p <= 18:
+// exact integers, cut as integer keys.
+func ExactInt(c *catalog.Column) bool {
+	return c.Kind() == decode.KindDecimal && c.Scale == 0 && c.Precision <= maxExactIntDigits
+}
+
+// splitter is the keySplitter of column c's type; false when its keys are
+// not cut into ranges.
+func splitter(c *catalog.Column) (keySplitter, bool) {
+	if ExactInt(c) {
+		// The bounds go out as bigint parameters: decimal outranks bigint
+		// in SQL Server's type precedence, so the parameter is converted,
+		// not the column, and the predicate still seeks the key's index.
+		return keySplitter{
+			ordinal: func(v any) (uint64, error) {
+				d, ok := v.(decode.Decimal)
+				if !ok {
+					return 0, fmt.Errorf("unexpected %T", v)
+				}
+				i, ok := decimalInt(d)
+				if !ok {
+					return 0, fmt.Errorf("%s is not an integer of at most %d digits", d, maxExactIntDigits)
+				}
+				return uint64(i) ^ signBit, nil
+			},
+			bound: func(_ string, o uint64) Bound { return signedBound("bigint", o) },
+		}, true
+	}
+	k := c.Kind()
 	switch k.Class() {
 	case decode.ClassInteger:
 		return keySplitter{ordinal: ordinalOf(func(i int64) uint64 { return uint64(i) ^ signBit }), bound: signedBound}, true

@@ -78,6 +78,21 @@ func TestSplitKinds(t *testing.T) {
 			t.Errorf("guid cuts not increasing in SQL Server's order: %s, %s", b[i-1].GUID, b[i].GUID)
 		}
 	}
+	// decimal(p,0) up to 18 digits: cut on its integers, bounds as bigint;
+	// a scale, or 19 digits and more, is not cut.
+	decCol := &catalog.Column{Name: "n", BaseType: "decimal", Precision: 12}
+	b, err = Split(decCol, decode.Decimal{Lo: 100, Neg: true, Precision: 12}, decode.Decimal{Lo: 300, Precision: 12}, 4)
+	if err != nil || len(b) != 3 || b[0].Int != 0 || b[1].Int != 100 || b[2].Int != 200 || b[0].Type != "bigint" {
+		t.Fatalf("decimal(12,0): %v %v", b, err)
+	}
+	if p := b[1].Param("@x"); p.Value != int64(100) || p.Type.Type != decode.TypeIntN {
+		t.Fatalf("decimal(12,0) param %#v", p)
+	}
+	for _, c := range []*catalog.Column{{Name: "n", BaseType: "decimal", Precision: 12, Scale: 2}, {Name: "n", BaseType: "numeric", Precision: 19}} {
+		if _, err := KeyColumn(&catalog.Table{Schema: "s", Name: "t", Columns: []catalog.Column{*c}}, Spec{Column: "n"}); err == nil {
+			t.Errorf("%s key accepted", c.SQLType())
+		}
+	}
 	if _, err := Split(&catalog.Column{Name: "f", BaseType: "float"}, 1.0, 2.0, 2); err == nil {
 		t.Fatal("float key split")
 	}

@@ -143,7 +143,7 @@ func Quantiles(c *catalog.Column, keys []SampleKey, n int) ([]Bound, error) {
 	if n < 1 || n > MaxCount {
 		return nil, &Error{fmt.Sprintf("count %d: use 1 to %d", n, MaxCount)}
 	}
-	sp, ok := splitter(c.Kind())
+	sp, ok := splitter(c)
 	if !ok {
 		return nil, &Error{fmt.Sprintf("column %q: no key ranges for %s", c.Name, c.SQLType())}
 	}
@@ -197,6 +197,11 @@ func (k *keySample) Int(_ int, v int64)     { k.set(SampleKey{Hi: uint64(v) ^ si
 func (k *keySample) Date(_ int, days int32) { k.set(SampleKey{Hi: uint64(int64(days)) ^ signBit}) }
 func (k *keySample) DateTime(_ int, v decode.DateTime) {
 	k.set(SampleKey{Hi: uint64(int64(v.Days)*decode.TicksPerDay+v.Ticks) ^ signBit})
+}
+func (k *keySample) Decimal(_ int, v decode.Decimal) {
+	if i, ok := decimalInt(v); ok { // a decimal(p,0) key; anything else leaves the row without one
+		k.set(SampleKey{Hi: uint64(i) ^ signBit})
+	}
 }
 func (k *keySample) GUID(_ int, v decode.GUID) {
 	key := v.SQLServerOrderKey()
