@@ -38,16 +38,16 @@ func BenchmarkParquetExtract(b *testing.B) {
 		dir = b.TempDir()
 	}
 	for _, sh := range shapes {
+		schema, name, _ := strings.Cut(sh, ".")
+		tb, ok := db.Table(schema, name)
+		if !ok {
+			b.Fatalf("no table %s", sh)
+		}
+		wire := decode.AppendColMetadata(nil, tb.Columns)
+		wire = tb.AppendRows(wire, 0, rows, false)
 		// the floor: the same rows decoded into decode.Nop, which keeps
 		// nothing (its Reserve declines, so strings arrive as Writes)
 		b.Run("decode-only/"+sh, func(b *testing.B) {
-			schema, name, _ := strings.Cut(sh, ".")
-			tb, ok := db.Table(schema, name)
-			if !ok {
-				b.Fatalf("no table %s", sh)
-			}
-			wire := decode.AppendColMetadata(nil, tb.Columns)
-			wire = tb.AppendRows(wire, 0, rows, false)
 			b.SetBytes(int64(len(wire)))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -60,13 +60,6 @@ func BenchmarkParquetExtract(b *testing.B) {
 			b.ReportMetric(float64(b.N)*rows/b.Elapsed().Seconds(), "rows/s")
 		})
 		b.Run(sh, func(b *testing.B) {
-			schema, name, _ := strings.Cut(sh, ".")
-			tb, ok := db.Table(schema, name)
-			if !ok {
-				b.Fatalf("no table %s", sh)
-			}
-			wire := decode.AppendColMetadata(nil, tb.Columns)
-			wire = tb.AppendRows(wire, 0, rows, false)
 			tmp, err := os.MkdirTemp(dir, "tdsx-extract-bench-")
 			if err != nil {
 				b.Fatal(err)
