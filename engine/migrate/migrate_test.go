@@ -941,20 +941,38 @@ func TestMigrateSetViews(t *testing.T) {
 	}
 }
 
+// planViews plans the finance tables of db with one view more per
+// definition, finance.v0, finance.v1, ..., each CREATE VIEW ... AS def.
+func planViews(t *testing.T, db *sampledb.DB, defs []string) *Plan {
+	t.Helper()
+	ctx := context.Background()
+	c := migrateConfig(startSource(t, db), "postgres://unused", "finance.invoices", "finance.ledger")
+	src, err := c.connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	cat, err := catalog.Load(ctx, src, catalog.Options{Filter: c.Filter, Timeout: c.Timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, def := range defs {
+		cat.Tables = append(cat.Tables, &catalog.Table{Schema: "finance", Name: fmt.Sprintf("v%d", i), View: true,
+			Definition: fmt.Sprintf("CREATE VIEW finance.v%d AS %s", i, def)})
+	}
+	describe := func(ctx context.Context, p *catalog.Projection) ([]decode.Column, error) {
+		return catalog.Describe(ctx, src, p.DescribeSQL(), c.Timeout)
+	}
+	plan, err := Build(ctx, cat, describe, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
 // What the view translation does with each form of query: translated
 // text, or reported with its original definition and why.
 func TestViewForms(t *testing.T) {
-	ctx := context.Background()
-	c := migrateConfig(startSource(t, sampledb.New(sampledb.Config{Seed: 1})), "postgres://unused", "finance.invoices", "finance.ledger")
-	conn, err := c.connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	db, err := catalog.Load(ctx, conn, catalog.Options{Filter: c.Filter, Timeout: c.Timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cases := []struct{ def, want, why string }{
 		{def: "SELECT TOP 3 invoice_no FROM finance.invoices ORDER BY invoice_no DESC",
 			want: "SELECT invoice_no FROM finance.invoices AS invoices ORDER BY invoice_no DESC LIMIT 3"},
@@ -979,17 +997,11 @@ func TestViewForms(t *testing.T) {
 		{def: "WITH a AS (SELECT invoice_no + 1 FROM finance.invoices) SELECT * FROM a", why: "without a name"},
 		{def: "SELECT TOP (@n) invoice_no FROM finance.invoices", why: "not an integer literal"},
 	}
+	defs := make([]string, len(cases))
 	for i, tc := range cases {
-		db.Tables = append(db.Tables, &catalog.Table{Schema: "finance", Name: fmt.Sprintf("v%d", i), View: true,
-			Definition: fmt.Sprintf("CREATE VIEW finance.v%d AS %s", i, tc.def)})
+		defs[i] = tc.def
 	}
-	describe := func(ctx context.Context, p *catalog.Projection) ([]decode.Column, error) {
-		return catalog.Describe(ctx, conn, p.DescribeSQL(), c.Timeout)
-	}
-	plan, err := Build(ctx, db, describe, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := planViews(t, sampledb.New(sampledb.Config{Seed: 1}), defs)
 	for i, tc := range cases {
 		obj := fmt.Sprintf("finance.v%d", i)
 		var sql string
@@ -1277,16 +1289,6 @@ func TestViewCaseNotes(t *testing.T) {
 	}
 
 	// Other forms, planned only.
-	c := migrateConfig(startSource(t, db), "postgres://unused", "finance.invoices", "finance.ledger")
-	src, err := c.connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	cat, err := catalog.Load(ctx, src, catalog.Options{Filter: c.Filter, Timeout: c.Timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cases := []struct{ def, want string }{
 		{"SELECT DISTINCT customer, invoice_no FROM finance.invoices", "DISTINCT compares customer case-sensitively"},
 		{"SELECT DISTINCT invoice_no, amount FROM finance.invoices", ""},
@@ -1299,17 +1301,11 @@ func TestViewCaseNotes(t *testing.T) {
 		{"SELECT status, COUNT(*) AS n FROM finance.invoices GROUP BY status", "GROUP BY compares status case-sensitively"},
 		{"SELECT invoice_no, COUNT(*) AS n FROM finance.ledger GROUP BY invoice_no", ""},
 	}
+	defs := make([]string, len(cases))
 	for i, tc := range cases {
-		cat.Tables = append(cat.Tables, &catalog.Table{Schema: "finance", Name: fmt.Sprintf("v%d", i), View: true,
-			Definition: fmt.Sprintf("CREATE VIEW finance.v%d AS %s", i, tc.def)})
+		defs[i] = tc.def
 	}
-	describe := func(ctx context.Context, p *catalog.Projection) ([]decode.Column, error) {
-		return catalog.Describe(ctx, src, p.DescribeSQL(), c.Timeout)
-	}
-	p, err := Build(ctx, cat, describe, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planViews(t, db, defs)
 	for i, tc := range cases {
 		obj := fmt.Sprintf("finance.v%d", i)
 		for _, it := range p.Untranslated {
