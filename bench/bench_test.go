@@ -142,9 +142,10 @@ func TestMigrateSuiteParity(t *testing.T) {
 			t.Errorf("%s: markdown:\n%s", tc.shape, md)
 		}
 	}
-	// A baseline build beside this one (here the same build), without
-	// pgloader, on a server whose CPU time the harness reads.
-	srv, err := pgtest.Launch()
+	// A baseline build beside this one (here the same build) and a variant
+	// leg with other flags, without pgloader, on a server whose CPU time
+	// the harness reads, configured for bulk loads.
+	srv, err := pgtest.Launch("wal_level=minimal", "max_wal_senders=0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,18 +154,18 @@ func TestMigrateSuiteParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := runMigrateSuite(migrateTargetFor("lineitem"), []int64{300}, 3, srv.URL, addrFor, migrateLegs{baseline: bin, pgDataDir: srv.DataDir})
+	rs, err := runMigrateSuite(migrateTargetFor("lineitem"), []int64{300}, 3, srv.URL, addrFor, migrateLegs{baseline: bin, variant: []string{"--split-rows", "0"}, pgDataDir: srv.DataDir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 2 || rs[0].Leg != "tdsextract migrate" || rs[1].Leg != baselineLeg || len(rs[1].WallS) != 2 || rs[0].PGCPUMedianS <= 0 {
+	if len(rs) != 3 || rs[0].Leg != "tdsextract migrate" || rs[1].Leg != "tdsextract migrate --split-rows 0" || rs[2].Leg != baselineLeg || len(rs[2].WallS) != 2 || rs[0].PGCPUMedianS <= 0 {
 		t.Fatalf("baseline run: %+v", rs)
 	}
 	if md := migrateMarkdown(rs); !strings.Contains(md, "this build's wall time is") || !strings.Contains(md, "PostgreSQL alone used") {
 		t.Errorf("baseline markdown:\n%s", md)
 	}
-	cond := migrateConditions([]migrateTarget{migrateTargetFor("lineitem"), migrateTargetFor("sales")}, "abc1234", "1 2 3")
-	for _, want := range []string{"at abc1234,", "load average 1 2 3 before", "WITH " + pgloaderWith, "- sales (tdsextract: `--include 'sales.*'`): `INCLUDING ONLY TABLE NAMES LIKE '%' IN SCHEMA 'sales'`"} {
+	cond := migrateConditions([]migrateTarget{migrateTargetFor("lineitem"), migrateTargetFor("sales")}, "abc1234", "1 2 3", srv.Settings)
+	for _, want := range []string{"at abc1234,", "load average 1 2 3 before", "ran with fsync=off, synchronous_commit=off, full_page_writes=off, timezone=UTC, wal_level=minimal, max_wal_senders=0.", "WITH " + pgloaderWith, "- sales (tdsextract: `--include 'sales.*'`): `INCLUDING ONLY TABLE NAMES LIKE '%' IN SCHEMA 'sales'`"} {
 		if !strings.Contains(cond, want) {
 			t.Errorf("conditions lack %q:\n%s", want, cond)
 		}

@@ -157,6 +157,8 @@ func main() {
 		pgURL   = flag.String("pg", "", "PostgreSQL for -suite postgres (superuser: the ceiling legs COPY server-side files); default: a throwaway PostgreSQL started for the run")
 		noPGL   = flag.Bool("no-pgloader", false, "skip the pgloader leg of -suite postgres and -suite migrate")
 		baseBin = flag.String("baseline", "", "-suite migrate: also run this tdsextract binary (built from another commit) as a leg, alternating with this build, for an A/B of two commits")
+		pgSet   = flag.String("pg-set", "", "settings for the throwaway PostgreSQL of -suite postgres and migrate, name=value,... after the harness's own (fsync=off, synchronous_commit=off, full_page_writes=off), e.g. wal_level=minimal,max_wal_senders=0")
+		migVar  = flag.String("migrate-variant", "", "-suite migrate: also run this build with these extra migrate flags (space-separated, e.g. \"--split-rows 0\") as a leg, alternating with the default one")
 		pqSet   = flag.String("parquet-set", "", "parquet mode: sink options for tdsextract's legs, key=value,... (default: the sink's defaults)")
 	)
 	flag.Parse()
@@ -224,14 +226,15 @@ func main() {
 			targets = append(targets, t)
 		}
 		loadBefore, commit := loadAverage(), headCommit()
-		url, dataDir := *pgURL, ""
+		url, dataDir, pgSettings := *pgURL, "", []string(nil)
 		if url == "" {
-			srv, err := pgtest.Launch()
+			srv, err := pgtest.Launch(splitList(*pgSet)...)
 			if err != nil {
 				fail(fmt.Errorf("starting PostgreSQL: %w", err))
 			}
 			defer srv.Stop()
-			url, dataDir = srv.URL, srv.DataDir
+			url, dataDir, pgSettings = srv.URL, srv.DataDir, srv.Settings
+			fmt.Fprintf(os.Stderr, "bench: PostgreSQL started with %s\n", strings.Join(srv.Settings, ", "))
 		}
 		addrFor := func(rows map[string]int64) (string, func()) {
 			srv, err := tdsserver.Start(tdsserver.Config{Addr: "127.0.0.1:0", DB: sampledb.New(sampledb.Config{Seed: 1, Rows: rows}),
@@ -243,13 +246,13 @@ func main() {
 		}
 		var rs []MigrateResult
 		for _, t := range targets {
-			r, err := runMigrateSuite(t, counts, *reps, url, addrFor, migrateLegs{baseline: *baseBin, pgloader: !*noPGL, pgDataDir: dataDir})
+			r, err := runMigrateSuite(t, counts, *reps, url, addrFor, migrateLegs{baseline: *baseBin, variant: strings.Fields(*migVar), pgloader: !*noPGL, pgDataDir: dataDir})
 			if err != nil {
 				fail(err)
 			}
 			rs = append(rs, r...)
 		}
-		writeMigrateResults(rs, migrateConditions(targets, commit, loadBefore), *md, *out)
+		writeMigrateResults(rs, migrateConditions(targets, commit, loadBefore, pgSettings), *md, *out)
 		return
 	}
 	if *suite == "partitions" {
@@ -293,7 +296,7 @@ func main() {
 		}
 		url := *pgURL
 		if url == "" {
-			srv, err := pgtest.Launch()
+			srv, err := pgtest.Launch(splitList(*pgSet)...)
 			if err != nil {
 				fail(fmt.Errorf("starting PostgreSQL: %w", err))
 			}
@@ -1047,4 +1050,15 @@ func summary(rs []Result) string {
 			ratio(m, okM), allocs(m, okM), ratio(ty, okT), ratio(f, okF), share, split, t.Checksum)
 	}
 	return b.String()
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -101,6 +101,9 @@ const baselineLeg = "baseline tdsextract migrate"
 // migrateLegs says which legs run beside this build's migrate.
 type migrateLegs struct {
 	baseline string // a tdsextract binary from another commit, or ""
+	// variant is extra migrate flags for one more leg of this build
+	// ("--split-rows 0", say), alternating with the default one.
+	variant  []string
 	pgloader bool
 	// pgDataDir is the server's data directory when the harness started
 	// it: its CPU time is measured per leg.
@@ -138,13 +141,17 @@ func runMigrateSuite(target migrateTarget, rowCounts []int64, reps int, pgURL st
 			db   string
 			run  func(url string) (migrateSample, error)
 		}
-		migrate := func(bin string) func(url string) (migrateSample, error) {
+		migrate := func(bin string, extra ...string) func(url string) (migrateSample, error) {
 			return func(url string) (migrateSample, error) {
-				return child(exec.Command(bin, "--quiet", "migrate", "--source", fmt.Sprintf("sqlserver://%s@%s?database=sample&encrypt=disable", benchUser, addr),
-					"--password-env", "BENCH_SOURCE_PASSWORD", "--include", target.include, "--target", url), nil)
+				args := append([]string{"--quiet", "migrate", "--source", fmt.Sprintf("sqlserver://%s@%s?database=sample&encrypt=disable", benchUser, addr),
+					"--password-env", "BENCH_SOURCE_PASSWORD", "--include", target.include, "--target", url}, extra...)
+				return child(exec.Command(bin, args...), nil)
 			}
 		}
 		legs := []leg{{"tdsextract migrate", "bench_migrate_tdsx", migrate(bin)}}
+		if len(with.variant) > 0 {
+			legs = append(legs, leg{"tdsextract migrate " + strings.Join(with.variant, " "), "bench_migrate_var", migrate(bin, with.variant...)})
+		}
 		if with.baseline != "" {
 			legs = append(legs, leg{baselineLeg, "bench_migrate_base", migrate(with.baseline)})
 		}
@@ -376,7 +383,7 @@ func pairRatios(a, b []float64) string {
 // the commit, the load average before and after, pgloader's version and
 // every target's load-file clauses, so that the figures can be read
 // (and the pgloader side repeated) without the harness's source.
-func migrateConditions(targets []migrateTarget, commit, loadBefore string) string {
+func migrateConditions(targets []migrateTarget, commit, loadBefore string, pgSettings []string) string {
 	var b strings.Builder
 	b.WriteString("# tdsextract migrate beside pgloader\n\n")
 	fmt.Fprintf(&b, "`go run ./bench %s` at %s, %s/%s, %d CPUs; load average %s before the run, %s after.\n",
@@ -388,6 +395,9 @@ func migrateConditions(targets []migrateTarget, commit, loadBefore string) strin
 		"autovacuum and background process, read from /proc once the leg's database is dropped, which\n" +
 		"also stops the autovacuum its load set off from running into the next leg; a server given with\n" +
 		"-pg is not measured).\n")
+	if len(pgSettings) > 0 {
+		fmt.Fprintf(&b, "The throwaway PostgreSQL 15 ran with %s.\n", strings.Join(pgSettings, ", "))
+	}
 	v, _ := exec.Command("pgloader", "--version").Output()
 	line, _, _ := strings.Cut(string(v), "\n")
 	fmt.Fprintf(&b, "pgloader (%s) reads SQL Server through FreeTDS (tds version 7.4); its load file is\n"+

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -115,11 +116,19 @@ func (s *Server) Stop() error { return s.stop() }
 var serverSettings = []string{"fsync=off", "synchronous_commit=off", "full_page_writes=off", "timezone=UTC"}
 
 // Launch starts a server as Start does, for programs that are not tests
-// (the benchmark harness). The caller stops it.
-func Launch() (*Server, error) {
+// (the benchmark harness). extra are more name=value settings, after the
+// usual ones (so they win), for measuring a server configured otherwise
+// (wal_level=minimal, say). The caller stops it.
+func Launch(extra ...string) (*Server, error) {
 	bin, err := findBin()
 	if err != nil {
 		return nil, err
+	}
+	settings := append(append([]string(nil), serverSettings...), extra...)
+	for _, s := range extra {
+		if k, _, ok := strings.Cut(s, "="); !ok || k == "" || strings.ContainsAny(s, " '\"") {
+			return nil, fmt.Errorf("pgtest: setting %q: want name=value without spaces or quotes", s)
+		}
 	}
 	var runAs string
 	if os.Geteuid() == 0 {
@@ -182,7 +191,7 @@ func Launch() (*Server, error) {
 			return nil, err
 		}
 		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1", port, dir)
-		for _, s := range serverSettings {
+		for _, s := range settings {
 			opts += " -c " + s
 		}
 		out, err := run("pg_ctl", "-D", data, "-o", opts, "-l", logf, "-w", "-t", "60", "start")
@@ -209,7 +218,7 @@ func Launch() (*Server, error) {
 	}
 	return &Server{
 		URL:      fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=10", port),
-		Settings: append([]string(nil), serverSettings...),
+		Settings: settings,
 		DataDir:  data,
 		stop:     stop,
 	}, nil
