@@ -79,8 +79,13 @@ fuzz:
 	  done; \
 	done
 
+# staticcheck at a fixed version, fetched through the module proxy on
+# first use: unused code, deprecated APIs and simplifications.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 lint: vet
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
+	$(GO) run $(STATICCHECK) ./...
 
 vet:
 	$(GO) vet $(PKGS)

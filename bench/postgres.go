@@ -135,11 +135,6 @@ func runPGShape(addr, shape, mode string, reps int, pgURL string, withPgloader b
 	if err != nil {
 		return nil, fmt.Errorf("reading PostgreSQL's COPY file: %w", err)
 	}
-	var names []string
-	for _, c := range target.Columns {
-		names = append(names, c.Name)
-	}
-
 	legs := []leg{
 		{name: "tdsextract", run: func() (sample, error) {
 			smp, _, err := sinkLoad("truncate")

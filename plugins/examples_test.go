@@ -73,7 +73,7 @@ func TestArrowIPCPluginSampleDB(t *testing.T) {
 		}
 		var rows [][]string
 		for i := 0; i < r.NumRecords(); i++ {
-			rec, err := r.Record(i)
+			rec, err := r.RecordBatch(i)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -132,7 +132,7 @@ func TestCSVPostgresRoundTrip(t *testing.T) {
 			t.Errorf("row %d bool", i)
 		}
 		check("d", d, fmt.Sprintf("-%d.0123456789", 1234567890123456789+int64(i)))
-		check("m", m, fmt.Sprintf("%s", decode.AppendMoneyText(nil, math.MinInt64+int64(i))))
+		check("m", m, string(decode.AppendMoneyText(nil, math.MinInt64+int64(i))))
 		y, mo, dd := decode.CivilFromDate(day + int32(i))
 		check("dt", dt, fmt.Sprintf("%04d-%02d-%02d", y, mo, dd))
 		check("tm", tm, "13:04:05.123456")

@@ -86,7 +86,7 @@ type batch struct {
 	bytes int64  // bytes of arena values
 	seq   uint64 // partitioned: global handoff order (0 = not yet numbered)
 	rg    *pq.ConcurrentRowGroupWriter
-	owner *pq.Writer
+	owner *pq.GenericWriter[any]
 	done  chan error
 
 	// encoding (encode.go): the job's snapshot of the columns and its
@@ -146,7 +146,7 @@ type Sink struct {
 	cur      *outfile.File
 	cnt      outfile.Counter
 	bw       *bufio.Writer
-	w        *pq.Writer
+	w        *pq.GenericWriter[any]
 	enc      []choice // per leaf column, from the first batch
 	fileNo   int
 	fileRows int64

@@ -84,7 +84,7 @@ func (s *Sink) openFile(cols []colBuf, nrows, groupRows, trialThreads int) error
 	if _, err := pq.NewWriterConfig(opts...); err != nil {
 		return fmt.Errorf("parquet: writer config: %w", err)
 	}
-	s.w = pq.NewWriter(&s.cnt, opts...)
+	s.w = pq.NewGenericWriter[any](&s.cnt, opts...)
 	return nil
 }
 

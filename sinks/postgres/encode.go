@@ -131,10 +131,6 @@ func numericGroups(d *[12]uint16, hi, lo uint64, scale uint8) (n, frac int) {
 	return n, frac
 }
 
-// numericMaxLen is the longest numeric field: length, four int16 header
-// words and 11 digit groups.
-const numericMaxLen = 4 + 8 + 2*11
-
 // appendNumeric appends numeric's binary form (int16 ndigits, weight,
 // sign, dscale, then ndigits base-10000 digits, most significant first)
 // for (-1)^neg * (hi<<64|lo) / 10^scale, exactly: every decimal(38,s) and

@@ -394,8 +394,6 @@ type Column struct {
 
 	enc      encoding
 	maxChars int // varchar(n)/char(n) of an existing table narrower than the source: checked per value
-	intMin   int64
-	intMax   int64
 }
 
 // ColumnRule renames a source column and/or overrides its type.

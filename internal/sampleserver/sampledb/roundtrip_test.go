@@ -65,10 +65,7 @@ func normalize(v any) any {
 // project's decoder and compares every cell with Row(i).
 func TestSampleDecodeRoundTrip(t *testing.T) {
 	db := small(21)
-	tables := append([]*Table(nil), db.Tables()...)
-	for _, v := range db.Catalogs() {
-		tables = append(tables, v)
-	}
+	tables := append(append([]*Table(nil), db.Tables()...), db.Catalogs()...)
 	tm, _ := db.Table("dbo", "type_matrix")
 	tables = append(tables, tm.Downgrade(false, false))
 	for _, tb := range tables {
