@@ -158,7 +158,7 @@ func TestMigrateSuiteParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 3 || rs[0].Leg != "tdsextract migrate" || rs[1].Leg != "tdsextract migrate --split-rows 0" || rs[2].Leg != baselineLeg || len(rs[2].WallS) != 2 || rs[0].PGCPUMedianS <= 0 {
+	if len(rs) != 3 || rs[0].Leg != "tdsextract migrate" || rs[1].Leg != "tdsextract migrate --split-rows 0" || rs[2].Leg != baselineLeg || len(rs[2].WallS) != 2 || rs[0].PGCPUMedianS <= 0 || rs[0].ClientCPUMedianS <= 0 {
 		t.Fatalf("baseline run: %+v", rs)
 	}
 	if md := migrateMarkdown(rs); !strings.Contains(md, "this build's wall time is") || !strings.Contains(md, "PostgreSQL alone used") {

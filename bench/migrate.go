@@ -53,6 +53,9 @@ type migrateSample struct {
 	wall   time.Duration
 	maxRSS int64         // bytes
 	pgCPU  time.Duration // the server's CPU time during the leg; 0: not measured
+	// cpu is the client's own CPU time (user and system, its children
+	// included: for pgloader, the process that also runs FreeTDS).
+	cpu time.Duration
 }
 
 // migrateTarget is what the suite migrates at one row count.
@@ -88,7 +91,9 @@ type MigrateResult struct {
 	// (user and system, every backend and worker), when the harness
 	// started the server itself.
 	PGCPUMedianS float64 `json:"pg_cpu_median_s,omitempty"`
-	RowsPerSec   float64 `json:"rows_per_s"` // TotalRows per second of median wall time
+	// ClientCPUMedianS is the migrating process's own CPU time.
+	ClientCPUMedianS float64 `json:"client_cpu_median_s"`
+	RowsPerSec       float64 `json:"rows_per_s"` // TotalRows per second of median wall time
 	// WallS is every kept repetition's wall time, in order: repetition i
 	// of each leg ran back to back with repetition i of the others.
 	WallS []float64 `json:"wall_s"`
@@ -189,21 +194,22 @@ func runMigrateSuite(target migrateTarget, rowCounts []int64, reps int, pgURL st
 				if r > 0 { // the first repetition warms caches: discarded
 					samples[i] = append(samples[i], s)
 				}
-				fmt.Fprintf(os.Stderr, "bench: migrate %s %d rows rep %d: %s %.2fs %.0f MiB, PostgreSQL CPU %.2fs\n", target.name, n, r, l.name, s.wall.Seconds(), float64(s.maxRSS)/(1<<20), s.pgCPU.Seconds())
+				fmt.Fprintf(os.Stderr, "bench: migrate %s %d rows rep %d: %s %.2fs %.0f MiB, CPU %.2fs, PostgreSQL CPU %.2fs\n", target.name, n, r, l.name, s.wall.Seconds(), float64(s.maxRSS)/(1<<20), s.cpu.Seconds(), s.pgCPU.Seconds())
 			}
 		}
 		stop()
 		for i, l := range legs {
-			var walls, rss, cpu []float64
+			var walls, rss, cpu, ccpu []float64
 			for _, s := range samples[i] {
 				walls, rss = append(walls, s.wall.Seconds()), append(rss, float64(s.maxRSS)/(1<<20))
+				ccpu = append(ccpu, s.cpu.Seconds())
 				if s.pgCPU > 0 {
 					cpu = append(cpu, s.pgCPU.Seconds())
 				}
 			}
 			w := median(walls)
 			out = append(out, MigrateResult{Table: target.name, Rows: n, TotalRows: total, Leg: l.name, Reps: len(walls), WallMedianS: w,
-				RSSMedianMB: median(rss), RowsPerSec: float64(total) / w, WallS: walls, PGCPUMedianS: median(cpu)})
+				RSSMedianMB: median(rss), RowsPerSec: float64(total) / w, WallS: walls, PGCPUMedianS: median(cpu), ClientCPUMedianS: median(ccpu)})
 		}
 	}
 	return out, nil
@@ -262,7 +268,8 @@ func child(cmd *exec.Cmd, env []string) (migrateSample, error) {
 	if err != nil {
 		return migrateSample{}, fmt.Errorf("%v\n%s", err, out)
 	}
-	return migrateSample{wall: wall, maxRSS: peakRSS(cmd.ProcessState)}, nil
+	ps := cmd.ProcessState
+	return migrateSample{wall: wall, maxRSS: peakRSS(ps), cpu: ps.UserTime() + ps.SystemTime()}, nil
 }
 
 // pgloaderWith is the WITH clause of both targets' load files.
@@ -314,13 +321,13 @@ func freshDatabase(ctl *pgx.Conn, pgURL, name string) (string, error) {
 // row count.
 func migrateMarkdown(rs []MigrateResult) string {
 	var b strings.Builder
-	b.WriteString("| target | rows | rows, all tables | leg | wall s (median) | rows/s | peak RSS MiB (median) | PostgreSQL CPU s (median) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| target | rows | rows, all tables | leg | wall s (median) | rows/s | peak RSS MiB (median) | client CPU s (median) | PostgreSQL CPU s (median) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rs {
 		cpu := "-"
 		if r.PGCPUMedianS > 0 {
 			cpu = fmt.Sprintf("%.2f", r.PGCPUMedianS)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.2f | %.0f | %.0f | %s |\n", r.Table, r.Rows, r.TotalRows, r.Leg, r.WallMedianS, r.RowsPerSec, r.RSSMedianMB, cpu)
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.2f | %.0f | %.0f | %.2f | %s |\n", r.Table, r.Rows, r.TotalRows, r.Leg, r.WallMedianS, r.RowsPerSec, r.RSSMedianMB, r.ClientCPUMedianS, cpu)
 	}
 	type key struct {
 		table string
@@ -390,7 +397,8 @@ func migrateConditions(targets []migrateTarget, commit, loadBefore string, pgSet
 		strings.Join(os.Args[1:], " "), commit, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadBefore, loadAverage())
 	b.WriteString("Each leg is a child process migrating the target from one sample server (in the harness's process)\n" +
 		"into a fresh database of one PostgreSQL, legs alternating; medians of the repetitions after a discarded\n" +
-		"first; peak RSS is the child's ru_maxrss. Every table's row count is checked after every repetition.\n" +
+		"first; peak RSS is the child's ru_maxrss and client CPU its user and system time. Every table's row\n" +
+		"count is checked after every repetition.\n" +
 		"PostgreSQL CPU is the server's user and system time during a leg (every backend, parallel worker,\n" +
 		"autovacuum and background process, read from /proc once the leg's database is dropped, which\n" +
 		"also stops the autovacuum its load set off from running into the next leg; a server given with\n" +
