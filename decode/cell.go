@@ -265,6 +265,7 @@ func errPlan(msg string) error { return planError(msg) }
 type cellDecoder struct {
 	sink    CellSink
 	bs      BytesSink   // sink's fast path for whole values, or nil
+	us      UTF16Sink   // sink's fast path for whole UTF-16 text, or nil
 	lv      longValue   // the streamed value in progress, if lv.active
 	scratch []byte      // transcoding target when the sink declines Reserve
 	vti     TypeInfo    // sql_variant base type, handed to Sink.Variant
@@ -446,6 +447,7 @@ func (d *cellDecoder) tooLarge(col, pos, n int) error {
 func (d *cellDecoder) setSink(sink CellSink) {
 	d.sink = sink
 	d.bs, _ = sink.(BytesSink)
+	d.us, _ = sink.(UTF16Sink)
 }
 
 // raw delivers b as one variable-length value (ModeRaw).
@@ -453,8 +455,12 @@ func (d *cellDecoder) raw(col int, b []byte) { d.whole(col, nil, b) }
 
 // whole delivers b, a complete resident variable-length value: bytes as
 // they are when td is nil, else text decoded by td. A value that needs no
-// transcoding goes to a BytesSink as one call.
+// transcoding goes to a BytesSink as one call, UTF-16 text to a UTF16Sink.
 func (d *cellDecoder) whole(col int, td *textDecoder, b []byte) {
+	if td != nil && td.kind == textUTF16 && d.us != nil {
+		d.us.UTF16(col, b)
+		return
+	}
 	asIs := td == nil || td.exact(b)
 	if asIs && d.bs != nil {
 		d.bs.Bytes(col, b)

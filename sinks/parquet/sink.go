@@ -55,6 +55,7 @@ func Factory() sinks.Factory {
 var (
 	_ sinks.Sink       = (*Sink)(nil)
 	_ decode.BytesSink = (*Sink)(nil)
+	_ decode.UTF16Sink = (*Sink)(nil)
 	_ sinks.Mapper     = (*Sink)(nil)
 )
 
@@ -1057,4 +1058,29 @@ func (s *Sink) Bytes(col int, p []byte) {
 	s.BeginValue(col, int64(len(p)))
 	s.Write(col, p)
 	s.EndValue(col)
+}
+
+// UTF16 takes a complete, resident UTF-16 text value in one call
+// (decode.UTF16Sink): the decoder's converter writes the UTF-8 straight
+// into the column's arena, once, and the decoder skips three interface
+// calls per value. Strings (nearly every such value) take a direct path.
+func (s *Sink) UTF16(col int, p []byte) {
+	c := &s.fill.cols[col]
+	n := decode.MaxUTF16ToUTF8(len(p))
+	if c.kind != kString {
+		s.BeginValue(col, int64(len(p)))
+		if dst := s.Reserve(col, n); dst != nil {
+			s.Commit(col, decode.UTF16ToUTF8(dst, p))
+		}
+		s.EndValue(col)
+		return
+	}
+	s.arenaRoom(c, n)
+	a := len(c.arena)
+	m := decode.UTF16ToUTF8(c.arena[a:a+n], p)
+	c.arena = c.arena[:a+m]
+	s.fill.bytes += int64(m)
+	if !c.putEnd() {
+		s.endArenaGrow(c)
+	}
 }
