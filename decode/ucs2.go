@@ -136,20 +136,33 @@ func MaxUTF16ToUTF8(n int) int { return (n+1)/2*3 + 6 }
 // combine, unpaired surrogates and a trailing odd byte become U+FFFD. It
 // is the converter of UTF16Sink.
 //
-// Short ASCII values, the commonest text in nvarchar columns, take one
-// or two overlapping loads and stores instead of the loop.
+// Short ASCII values, the commonest text in nvarchar columns, take two
+// or four overlapping loads and stores instead of the loop.
 func UTF16ToUTF8(dst, src []byte) int {
+	const nonASCII = 0xFF80FF80FF80FF80
 	n := len(src)
 	switch {
 	case n&1 != 0:
 	case n >= 8 && n <= 16:
+		// Four units from each end (overlapping when n < 16).
 		a := binary.LittleEndian.Uint64(src)
 		b := binary.LittleEndian.Uint64(src[n-8:])
-		if (a|b)&0xFF80FF80FF80FF80 == 0 {
-			// Four units from each end (overlapping when n < 16).
+		if (a|b)&nonASCII == 0 {
 			u := n / 2
 			binary.LittleEndian.PutUint32(dst, pack4(a))
 			binary.LittleEndian.PutUint32(dst[u-4:], pack4(b))
+			return u
+		}
+	case n > 16 && n <= 32:
+		// Eight units from each end.
+		a := binary.LittleEndian.Uint64(src)
+		b := binary.LittleEndian.Uint64(src[8:])
+		c := binary.LittleEndian.Uint64(src[n-16:])
+		e := binary.LittleEndian.Uint64(src[n-8:])
+		if (a|b|c|e)&nonASCII == 0 {
+			u := n / 2
+			binary.LittleEndian.PutUint64(dst, uint64(pack4(a))|uint64(pack4(b))<<32)
+			binary.LittleEndian.PutUint64(dst[u-8:], uint64(pack4(c))|uint64(pack4(e))<<32)
 			return u
 		}
 	case n >= 4 && n < 8:
