@@ -3,6 +3,7 @@ package parquet
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -610,16 +611,16 @@ func (s *Sink) Money(col int, v int64) {
 	case kMoneyInt64:
 		s.fixed(col, uint64(v))
 	case kMoneyFixed:
-		var be [9]byte
-		if v < 0 {
-			be[0] = 0xFF
-		}
-		for i := 0; i < 8; i++ {
-			be[1+i] = byte(uint64(v) >> (56 - 8*i))
-		}
-		s.arenaRoom(c, 16)
-		c.arena = append(c.arena, be[9-c.fixedLen:]...)
-		s.fill.bytes += int64(c.fixedLen)
+		// FIXED_LEN_BYTE_ARRAY(9): the sign extension byte, then v
+		// big-endian, stored in place (an append of a 9-byte array is a
+		// memmove call).
+		s.arenaRoom(c, 9)
+		n := len(c.arena)
+		a := c.arena[n : n+9]
+		a[0] = byte(v >> 63)
+		binary.BigEndian.PutUint64(a[1:], uint64(v))
+		c.arena = c.arena[:n+9]
+		s.fill.bytes += 9
 		s.endArena(c)
 	case kVariant:
 		s.variantText(col, decode.AppendMoneyText(s.variantBuf(col), v))
@@ -739,8 +740,11 @@ func (s *Sink) GUID(col int, v decode.GUID) {
 	c := &s.fill.cols[col]
 	switch c.kind {
 	case kUUID:
+		// One 16-byte store in place, not an append's memmove call.
 		s.arenaRoom(c, 16)
-		c.arena = append(c.arena, v[:]...)
+		n := len(c.arena)
+		*(*decode.GUID)(c.arena[n : n+16]) = v
+		c.arena = c.arena[:n+16]
 		s.fill.bytes += 16
 		s.endArena(c)
 	case kVariant:
