@@ -672,40 +672,39 @@ func ticks100(v decode.DateTime) int64 {
 	return int64(v.Days-epochDays)*decode.TicksPerDay + v.Ticks
 }
 
-// timestamp stores v in the column's unit. MICROS truncates the 100 ns
-// digit (floor: toward the earlier instant, also before 1970), so a value
-// never moves into the next second, day or year; MILLIS rounds datetime's
-// 1/300 s ticks as SQL Server shows them (.003, .007), which never reaches
-// the next second (the largest is .997). NANOS fails a value outside
-// 1677-09-21 .. 2262-04-11, naming column and row.
-func (s *Sink) timestamp(col int, c *colBuf, v decode.DateTime, nanos, micros bool) bool {
+// nanos stores v as TIMESTAMP NANOS, or fails a value outside
+// 1677-09-21 .. 2262-04-11, naming column and row. It is out of line (the
+// error makes it too big to inline), unlike MICROS and MILLIS.
+func (s *Sink) nanos(col int, c *colBuf, v decode.DateTime) bool {
 	t := ticks100(v)
-	switch {
-	case nanos:
-		if t > math.MaxInt64/100 || t < math.MinInt64/100 {
-			s.fail(fmt.Errorf("parquet: column %q, row %d: %s is outside TIMESTAMP NANOS (1677-09-21 .. 2262-04-11); timestamp_unit: micros (the default) stores every date",
-				c.name, s.rows+1, decode.AppendDateTimeText(nil, v, 7)))
-			return false
-		}
-		s.fixed(col, uint64(t*100))
-	case micros:
-		s.fixed(col, uint64(floorDiv(t, 10)))
-	default: // millis
-		s.fixed(col, uint64(floorDiv(t+5000, 10000)))
+	if t > math.MaxInt64/100 || t < math.MinInt64/100 {
+		s.fail(fmt.Errorf("parquet: column %q, row %d: %s is outside TIMESTAMP NANOS (1677-09-21 .. 2262-04-11); timestamp_unit: micros (the default) stores every date",
+			c.name, s.rows+1, decode.AppendDateTimeText(nil, v, 7)))
+		return false
 	}
+	s.fixed(col, uint64(t*100))
 	return true
 }
 
-// DateTime stores TIMESTAMP (not UTC-adjusted).
+// DateTime stores TIMESTAMP (not UTC-adjusted). MICROS truncates the
+// 100 ns digit (floor: toward the earlier instant, also before 1970), so a
+// value never moves into the next second, day or year; MILLIS rounds
+// datetime's 1/300 s ticks as SQL Server shows them (.003, .007), which
+// never reaches the next second (the largest is .997). Both are stored
+// inline; NANOS, which can fail, is not.
 func (s *Sink) DateTime(col int, v decode.DateTime) {
 	c := &s.fill.cols[col]
 	switch c.kind {
 	case kTSNanos:
-		s.timestamp(col, c, v, true, false)
+		s.nanos(col, c, v)
 	case kTSMicros:
-		s.timestamp(col, c, v, false, true)
+		if x := uint64(floorDiv(ticks100(v), 10)); !c.put(x) {
+			s.fixedGrow(c, x)
+		}
 	case kTSMillis:
-		s.timestamp(col, c, v, false, false)
+		if x := uint64(floorDiv(ticks100(v)+5000, 10000)); !c.put(x) {
+			s.fixedGrow(c, x)
+		}
 	case kVariant:
 		s.variantText(col, decode.AppendDateTimeText(s.variantBuf(col), v, s.vscale))
 	default:
@@ -720,9 +719,12 @@ func (s *Sink) DateTimeOffset(col int, v decode.DateTimeOffset) {
 	var ok bool
 	switch c.kind {
 	case kDTONanos:
-		ok = s.timestamp(col, c, v.UTC, true, false)
+		ok = s.nanos(col, c, v.UTC)
 	case kDTOMicros:
-		ok = s.timestamp(col, c, v.UTC, false, true)
+		if x := uint64(floorDiv(ticks100(v.UTC), 10)); !c.put(x) {
+			s.fixedGrow(c, x)
+		}
+		ok = true
 	case kVariant:
 		s.variantText(col, decode.AppendDateTimeOffsetText(s.variantBuf(col), v, s.vscale))
 		return
