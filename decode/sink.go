@@ -136,6 +136,14 @@ type BytesSink interface {
 // yields exactly the UTF-8 the sequence would have delivered: the value
 // is still written once, into the sink's memory, and by the decoder's
 // converter.
+//
+// Measured (sinks/parquet BenchmarkParquetExtract, dec-ns/row, A B
+// interleaved): on sales.orders, whose two nvarchar columns hold short
+// ASCII text, the Parquet sink's decoding goroutine went from 155 to 110
+// ns a row. A two-call form (the sink returns its destination, the
+// decoder converts into it and commits) measured the same; the CSV sink
+// gained nothing measurable (its per-value quoting dominates) and does
+// not implement it.
 type UTF16Sink interface {
 	UTF16(col int, p []byte)
 }
