@@ -206,8 +206,23 @@ func floatBits(r streamResult) streamResult {
 	return out
 }
 
-// fuzzBytesSink is a Capture that takes the decoder's BytesSink fast path.
+// fuzzBytesSink is a Capture that takes the decoder's BytesSink and
+// UTF16Sink fast paths.
 type fuzzBytesSink struct{ *Capture }
+
+func (f fuzzBytesSink) UTF16(col int, p []byte) {
+	f.BeginValue(col, int64(len(p)))
+	n := MaxUTF16ToUTF8(len(p))
+	if dst := f.Reserve(col, n); len(dst) >= n {
+		f.Commit(col, UTF16ToUTF8(dst, p))
+	} else {
+		dst = make([]byte, n)
+		if m := UTF16ToUTF8(dst, p); m > 0 {
+			f.Write(col, dst[:m])
+		}
+	}
+	f.EndValue(col)
+}
 
 func (f fuzzBytesSink) Bytes(col int, p []byte) {
 	f.BeginValue(col, int64(len(p)))

@@ -15,7 +15,22 @@ import (
 // NULLs), ROW and NBCROW, in ModeValue and ModeRaw.
 type bytesCapture struct {
 	decode.Capture
-	calls int
+	calls, calls16 int
+}
+
+// UTF16 does the same for the UTF16Sink fast path, converting with
+// UTF16ToUTF8 into reserved memory as a sink does.
+func (c *bytesCapture) UTF16(col int, p []byte) {
+	c.calls16++
+	c.Capture.BeginValue(col, int64(len(p)))
+	n := decode.MaxUTF16ToUTF8(len(p))
+	if dst := c.Capture.Reserve(col, n); len(dst) >= n {
+		c.Capture.Commit(col, decode.UTF16ToUTF8(dst, p))
+	} else {
+		dst = make([]byte, n)
+		c.Capture.Write(col, dst[:decode.UTF16ToUTF8(dst, p)])
+	}
+	c.Capture.EndValue(col)
 }
 
 func (c *bytesCapture) Bytes(col int, p []byte) {
@@ -57,6 +72,9 @@ func TestBytesSinkParity(t *testing.T) {
 				}
 				if tb.Name == "poc48" && got.calls == 0 {
 					t.Fatalf("poc48: the BytesSink fast path was never taken")
+				}
+				if tb.Name == "type_matrix" && !raw && got.calls16 == 0 {
+					t.Fatalf("type_matrix: the UTF16Sink fast path was never taken")
 				}
 			}
 		}

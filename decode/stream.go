@@ -447,6 +447,7 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 	plan := s.plan
 	sink := d.sink
 	bs := d.bs
+	us := d.us
 	bits := s.bits
 	nbc := s.nbc
 	maxRes := s.cap
@@ -518,6 +519,8 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 							}
 						}
 						sink.EndValue(col)
+					case p.fast == fastNText && us != nil:
+						us.UTF16(col, v)
 					default:
 						d.whole(col, p.td, v)
 					}

@@ -123,3 +123,65 @@ func appendUSVarChar(dst []byte, s string, max int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(UTF16Len(s)))
 	return AppendUTF16LE(dst, s)
 }
+
+// MaxUTF16ToUTF8 is the room UTF16ToUTF8 needs in dst for n bytes of
+// UTF-16LE: at most 3 UTF-8 bytes per code unit, plus room for a
+// trailing odd byte's U+FFFD and the stores of the block converter.
+func MaxUTF16ToUTF8(n int) int { return (n+1)/2*3 + 6 }
+
+// UTF16ToUTF8 converts a whole UTF-16LE value src to UTF-8 in dst, which
+// must hold MaxUTF16ToUTF8(len(src)) bytes, and returns the bytes written;
+// dst beyond them may have been overwritten. The result is what the
+// decoder delivers for the value through the BeginValue sequence: pairs
+// combine, unpaired surrogates and a trailing odd byte become U+FFFD. It
+// is the converter of UTF16Sink.
+//
+// Short ASCII values, the commonest text in nvarchar columns, take two
+// or four overlapping loads and stores instead of the loop.
+func UTF16ToUTF8(dst, src []byte) int {
+	const nonASCII = 0xFF80FF80FF80FF80
+	n := len(src)
+	switch {
+	case n&1 != 0:
+	case n >= 8 && n <= 16:
+		// Four units from each end (overlapping when n < 16).
+		a := binary.LittleEndian.Uint64(src)
+		b := binary.LittleEndian.Uint64(src[n-8:])
+		if (a|b)&nonASCII == 0 {
+			u := n / 2
+			binary.LittleEndian.PutUint32(dst, pack4(a))
+			binary.LittleEndian.PutUint32(dst[u-4:], pack4(b))
+			return u
+		}
+	case n > 16 && n <= 32:
+		// Eight units from each end.
+		a := binary.LittleEndian.Uint64(src)
+		b := binary.LittleEndian.Uint64(src[8:])
+		c := binary.LittleEndian.Uint64(src[n-16:])
+		e := binary.LittleEndian.Uint64(src[n-8:])
+		if (a|b|c|e)&nonASCII == 0 {
+			u := n / 2
+			binary.LittleEndian.PutUint64(dst, uint64(pack4(a))|uint64(pack4(b))<<32)
+			binary.LittleEndian.PutUint64(dst[u-8:], uint64(pack4(c))|uint64(pack4(e))<<32)
+			return u
+		}
+	case n >= 4 && n < 8:
+		a := binary.LittleEndian.Uint32(src)
+		b := binary.LittleEndian.Uint32(src[n-4:])
+		if (a|b)&0xFF80FF80 == 0 {
+			u := n / 2
+			binary.LittleEndian.PutUint16(dst, uint16(a|a>>8))
+			binary.LittleEndian.PutUint16(dst[u-2:], uint16(b|b>>8))
+			return u
+		}
+	}
+	td := textDecoder{kind: textUTF16}
+	return td.utf16(dst, src, true)
+}
+
+// pack4 packs four ASCII UTF-16LE code units (high bytes zero) loaded as
+// one little-endian word into their four low bytes.
+func pack4(v uint64) uint32 {
+	v = (v | v>>8) & 0x0000FFFF0000FFFF
+	return uint32(v | v>>16)
+}

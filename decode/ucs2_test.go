@@ -392,3 +392,47 @@ func TestDecodeUTF16EveryLaneLong(t *testing.T) {
 		}
 	}
 }
+
+// UTF16ToUTF8 (the UTF16Sink converter) must agree with utf16Ref on every
+// length its short ASCII paths cover and around them, with each kind of
+// code unit (ASCII, 2-byte, 3-byte, surrogates, 0x80 and 0x7F at the
+// edges of the ASCII test) in every position, odd lengths included.
+func TestUTF16ToUTF8(t *testing.T) {
+	units := []uint16{'a', 0x7F, 0x80, 0xFF, 0x100, 0x3A9, 0x7FF, 0x800, 0x4E2D, 0xD83D, 0xDE00, 0xFFFF}
+	for n := 0; n <= 41; n++ {
+		for pos := 0; pos < max(n, 1); pos++ {
+			for _, u := range units {
+				b := make([]byte, n)
+				for i := 0; i+1 < n; i += 2 {
+					b[i] = 'A' + byte(i/2%26)
+				}
+				if pos+1 < n && pos%2 == 0 {
+					b[pos], b[pos+1] = byte(u), byte(u>>8)
+				} else if pos < n {
+					b[pos] = byte(u) // a byte out of step: odd lengths, high bytes
+				}
+				dst := make([]byte, MaxUTF16ToUTF8(n))
+				got := string(dst[:UTF16ToUTF8(dst, b)])
+				if want := utf16Ref(b); got != want {
+					t.Fatalf("% x: %q, want %q", b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// FuzzUTF16ToUTF8 holds UTF16ToUTF8 to utf16Ref on any bytes, in a
+// destination of exactly MaxUTF16ToUTF8 bytes.
+func FuzzUTF16ToUTF8(f *testing.F) {
+	for _, s := range []string{"", "a", "new", "shipped", "Springfield", "delivered!!!!!!!", "café", "😀", strings.Repeat("Привет", 9)} {
+		f.Add(AppendUTF16LE(nil, s))
+	}
+	f.Add([]byte{0x00, 0xD8, 0x41})
+	f.Add([]byte{'a', 0, 'b', 0, 'c', 0, 'd', 0, 'e'})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dst := make([]byte, MaxUTF16ToUTF8(len(b)))
+		if got, want := string(dst[:UTF16ToUTF8(dst, b)]), utf16Ref(b); got != want {
+			t.Fatalf("% x: %q, want %q", b, got, want)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package parquet
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -55,6 +56,7 @@ func Factory() sinks.Factory {
 var (
 	_ sinks.Sink       = (*Sink)(nil)
 	_ decode.BytesSink = (*Sink)(nil)
+	_ decode.UTF16Sink = (*Sink)(nil)
 	_ sinks.Mapper     = (*Sink)(nil)
 )
 
@@ -609,16 +611,16 @@ func (s *Sink) Money(col int, v int64) {
 	case kMoneyInt64:
 		s.fixed(col, uint64(v))
 	case kMoneyFixed:
-		var be [9]byte
-		if v < 0 {
-			be[0] = 0xFF
-		}
-		for i := 0; i < 8; i++ {
-			be[1+i] = byte(uint64(v) >> (56 - 8*i))
-		}
-		s.arenaRoom(c, 16)
-		c.arena = append(c.arena, be[9-c.fixedLen:]...)
-		s.fill.bytes += int64(c.fixedLen)
+		// FIXED_LEN_BYTE_ARRAY(9): the sign extension byte, then v
+		// big-endian, stored in place (an append of a 9-byte array is a
+		// memmove call).
+		s.arenaRoom(c, 9)
+		n := len(c.arena)
+		a := c.arena[n : n+9]
+		a[0] = byte(v >> 63)
+		binary.BigEndian.PutUint64(a[1:], uint64(v))
+		c.arena = c.arena[:n+9]
+		s.fill.bytes += 9
 		s.endArena(c)
 	case kVariant:
 		s.variantText(col, decode.AppendMoneyText(s.variantBuf(col), v))
@@ -670,40 +672,39 @@ func ticks100(v decode.DateTime) int64 {
 	return int64(v.Days-epochDays)*decode.TicksPerDay + v.Ticks
 }
 
-// timestamp stores v in the column's unit. MICROS truncates the 100 ns
-// digit (floor: toward the earlier instant, also before 1970), so a value
-// never moves into the next second, day or year; MILLIS rounds datetime's
-// 1/300 s ticks as SQL Server shows them (.003, .007), which never reaches
-// the next second (the largest is .997). NANOS fails a value outside
-// 1677-09-21 .. 2262-04-11, naming column and row.
-func (s *Sink) timestamp(col int, c *colBuf, v decode.DateTime, nanos, micros bool) bool {
+// nanos stores v as TIMESTAMP NANOS, or fails a value outside
+// 1677-09-21 .. 2262-04-11, naming column and row. It is out of line (the
+// error makes it too big to inline), unlike MICROS and MILLIS.
+func (s *Sink) nanos(col int, c *colBuf, v decode.DateTime) bool {
 	t := ticks100(v)
-	switch {
-	case nanos:
-		if t > math.MaxInt64/100 || t < math.MinInt64/100 {
-			s.fail(fmt.Errorf("parquet: column %q, row %d: %s is outside TIMESTAMP NANOS (1677-09-21 .. 2262-04-11); timestamp_unit: micros (the default) stores every date",
-				c.name, s.rows+1, decode.AppendDateTimeText(nil, v, 7)))
-			return false
-		}
-		s.fixed(col, uint64(t*100))
-	case micros:
-		s.fixed(col, uint64(floorDiv(t, 10)))
-	default: // millis
-		s.fixed(col, uint64(floorDiv(t+5000, 10000)))
+	if t > math.MaxInt64/100 || t < math.MinInt64/100 {
+		s.fail(fmt.Errorf("parquet: column %q, row %d: %s is outside TIMESTAMP NANOS (1677-09-21 .. 2262-04-11); timestamp_unit: micros (the default) stores every date",
+			c.name, s.rows+1, decode.AppendDateTimeText(nil, v, 7)))
+		return false
 	}
+	s.fixed(col, uint64(t*100))
 	return true
 }
 
-// DateTime stores TIMESTAMP (not UTC-adjusted).
+// DateTime stores TIMESTAMP (not UTC-adjusted). MICROS truncates the
+// 100 ns digit (floor: toward the earlier instant, also before 1970), so a
+// value never moves into the next second, day or year; MILLIS rounds
+// datetime's 1/300 s ticks as SQL Server shows them (.003, .007), which
+// never reaches the next second (the largest is .997). Both are stored
+// inline; NANOS, which can fail, is not.
 func (s *Sink) DateTime(col int, v decode.DateTime) {
 	c := &s.fill.cols[col]
 	switch c.kind {
 	case kTSNanos:
-		s.timestamp(col, c, v, true, false)
+		s.nanos(col, c, v)
 	case kTSMicros:
-		s.timestamp(col, c, v, false, true)
+		if x := uint64(floorDiv(ticks100(v), 10)); !c.put(x) {
+			s.fixedGrow(c, x)
+		}
 	case kTSMillis:
-		s.timestamp(col, c, v, false, false)
+		if x := uint64(floorDiv(ticks100(v)+5000, 10000)); !c.put(x) {
+			s.fixedGrow(c, x)
+		}
 	case kVariant:
 		s.variantText(col, decode.AppendDateTimeText(s.variantBuf(col), v, s.vscale))
 	default:
@@ -718,9 +719,12 @@ func (s *Sink) DateTimeOffset(col int, v decode.DateTimeOffset) {
 	var ok bool
 	switch c.kind {
 	case kDTONanos:
-		ok = s.timestamp(col, c, v.UTC, true, false)
+		ok = s.nanos(col, c, v.UTC)
 	case kDTOMicros:
-		ok = s.timestamp(col, c, v.UTC, false, true)
+		if x := uint64(floorDiv(ticks100(v.UTC), 10)); !c.put(x) {
+			s.fixedGrow(c, x)
+		}
+		ok = true
 	case kVariant:
 		s.variantText(col, decode.AppendDateTimeOffsetText(s.variantBuf(col), v, s.vscale))
 		return
@@ -738,8 +742,11 @@ func (s *Sink) GUID(col int, v decode.GUID) {
 	c := &s.fill.cols[col]
 	switch c.kind {
 	case kUUID:
+		// One 16-byte store in place, not an append's memmove call.
 		s.arenaRoom(c, 16)
-		c.arena = append(c.arena, v[:]...)
+		n := len(c.arena)
+		*(*decode.GUID)(c.arena[n : n+16]) = v
+		c.arena = c.arena[:n+16]
 		s.fill.bytes += 16
 		s.endArena(c)
 	case kVariant:
@@ -1057,4 +1064,29 @@ func (s *Sink) Bytes(col int, p []byte) {
 	s.BeginValue(col, int64(len(p)))
 	s.Write(col, p)
 	s.EndValue(col)
+}
+
+// UTF16 takes a complete, resident UTF-16 text value in one call
+// (decode.UTF16Sink): the decoder's converter writes the UTF-8 straight
+// into the column's arena, once, and the decoder skips three interface
+// calls per value. Strings (nearly every such value) take a direct path.
+func (s *Sink) UTF16(col int, p []byte) {
+	c := &s.fill.cols[col]
+	n := decode.MaxUTF16ToUTF8(len(p))
+	if c.kind != kString {
+		s.BeginValue(col, int64(len(p)))
+		if dst := s.Reserve(col, n); dst != nil {
+			s.Commit(col, decode.UTF16ToUTF8(dst, p))
+		}
+		s.EndValue(col)
+		return
+	}
+	s.arenaRoom(c, n)
+	a := len(c.arena)
+	m := decode.UTF16ToUTF8(c.arena[a:a+n], p)
+	c.arena = c.arena[:a+m]
+	s.fill.bytes += int64(m)
+	if !c.putEnd() {
+		s.endArenaGrow(c)
+	}
 }
