@@ -12,11 +12,29 @@ import (
 // dispatch). For variable-length values the decoder writes into the first
 // sink's memory and the others receive that value as a borrowed Write:
 // one copy per additional sink, the minimum for independent destinations.
+//
+// When one of the sinks takes whole UTF-16 values (decode.UTF16Sink), the
+// tee takes them too and forwards each as one call to the sinks that do;
+// the others get it converted to UTF-8 once, as the BeginValue/Write/
+// EndValue sequence the decoder would have given them. Without such a sink the tee
+// does not offer the fast path, so the decoder still converts straight
+// into the first sink's memory.
 func Tee(sinks ...decode.CellSink) decode.CellSink {
 	if len(sinks) == 1 {
 		return sinks[0]
 	}
-	return &tee{sinks: sinks}
+	t := &tee{sinks: sinks}
+	u := &utf16Tee{tee: t, utf16: make([]decode.UTF16Sink, len(sinks))}
+	any16 := false
+	for i, s := range sinks {
+		if u.utf16[i], _ = s.(decode.UTF16Sink); u.utf16[i] != nil {
+			any16 = true
+		}
+	}
+	if any16 {
+		return u
+	}
+	return t
 }
 
 type tee struct {
@@ -257,6 +275,40 @@ func (t *tee) Bytes(col int, p []byte) {
 		}
 		s.BeginValue(col, int64(len(p)))
 		s.Write(col, p)
+		s.EndValue(col)
+	}
+}
+
+// utf16Tee is a tee with the UTF16Sink fast path.
+type utf16Tee struct {
+	*tee
+	utf16 []decode.UTF16Sink // per sink: its fast path, or nil
+}
+
+// UTF16 forwards a whole UTF-16 value: as one call to sinks that take it,
+// converted to UTF-8 (once per value) for the others.
+func (t *utf16Tee) UTF16(col int, p []byte) {
+	converted := false
+	var text []byte
+	for i, s := range t.sinks {
+		if t.skip(i, col) {
+			continue
+		}
+		if u := t.utf16[i]; u != nil {
+			u.UTF16(col, p)
+			continue
+		}
+		if !converted {
+			if n := decode.MaxUTF16ToUTF8(len(p)); cap(t.scratch) < n {
+				t.scratch = make([]byte, n)
+			}
+			text = t.scratch[:decode.UTF16ToUTF8(t.scratch[:cap(t.scratch)], p)]
+			converted = true
+		}
+		s.BeginValue(col, int64(len(p)))
+		if len(text) > 0 {
+			s.Write(col, text)
+		}
 		s.EndValue(col)
 	}
 }

@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
+	"github.com/tdsextract/tdsextract/internal/sinktest"
 )
 
 // nopTee is a tee to two sinks that keep nothing, set up for n columns.
@@ -51,5 +55,81 @@ func TestTeeCellsAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per row, want 0", allocs)
+	}
+}
+
+// textRec records every variable-length value it receives, as text keyed
+// by row and column; NULLs too.
+type textRec struct {
+	decode.Nop
+	row  int
+	cur  []byte
+	vals []string
+}
+
+func (r *textRec) Null(col int)                { r.vals = append(r.vals, fmt.Sprintf("%d/%d NULL", r.row, col)) }
+func (r *textRec) BeginValue(col int, _ int64) { r.cur = r.cur[:0] }
+func (r *textRec) Write(col int, p []byte)     { r.cur = append(r.cur, p...) }
+func (r *textRec) EndValue(col int)            { r.add(col, r.cur) }
+func (r *textRec) Bytes(col int, p []byte)     { r.add(col, p) }
+func (r *textRec) EndRow() error               { r.row++; return nil }
+func (r *textRec) add(col int, p []byte) {
+	r.vals = append(r.vals, fmt.Sprintf("%d/%d %q", r.row, col, p))
+}
+func (r *textRec) Reserve(col int, n int) []byte { return nil }
+
+// textRec16 is a textRec that takes whole UTF-16 values, as the Parquet
+// sink does.
+type textRec16 struct {
+	textRec
+	calls int
+}
+
+func (r *textRec16) UTF16(col int, p []byte) {
+	r.calls++
+	buf := make([]byte, decode.MaxUTF16ToUTF8(len(p)))
+	r.add(col, buf[:decode.UTF16ToUTF8(buf, p)])
+}
+
+// TestTeeUTF16 holds a tee to a sink that takes whole UTF-16 values and
+// one that does not to delivering each exactly the text it gets alone, on
+// the type matrix's nchar/nvarchar edge values (supplementary characters,
+// padding, empty strings, NULLs).
+func TestTeeUTF16(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 1})
+	tb, ok := db.Table("dbo", "type_matrix")
+	if !ok {
+		t.Fatal("no dbo.type_matrix")
+	}
+	alone := &textRec{}
+	sinktest.StreamTable(t, tb, alone, tb.Rows, false)
+	alone16 := &textRec16{}
+	sinktest.StreamTable(t, tb, alone16, tb.Rows, false)
+	if alone16.calls == 0 {
+		t.Fatal("the decoder made no UTF16 call: the table has no resident UTF-16 text")
+	}
+	if !slices.Equal(alone16.vals, alone.vals) {
+		t.Fatal("a UTF16 sink alone records other text than the sequence gives")
+	}
+	for _, order := range []string{"utf16 first", "utf16 second"} {
+		plain, fast := &textRec{}, &textRec16{}
+		sinks := []decode.CellSink{fast, plain}
+		if order == "utf16 second" {
+			sinks = []decode.CellSink{plain, fast}
+		}
+		tee := Tee(sinks...)
+		if _, ok := tee.(decode.UTF16Sink); !ok {
+			t.Fatalf("%s: the tee does not take UTF-16 values", order)
+		}
+		sinktest.StreamTable(t, tb, tee, tb.Rows, false)
+		if fast.calls != alone16.calls {
+			t.Errorf("%s: %d UTF16 calls through the tee, %d alone", order, fast.calls, alone16.calls)
+		}
+		if !slices.Equal(fast.vals, alone.vals) || !slices.Equal(plain.vals, alone.vals) {
+			t.Errorf("%s: text through the tee differs from the text alone", order)
+		}
+	}
+	if _, ok := Tee(&textRec{}, &textRec{}).(decode.UTF16Sink); ok {
+		t.Error("a tee of sinks without the fast path offers it")
 	}
 }
