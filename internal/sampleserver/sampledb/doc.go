@@ -53,6 +53,12 @@
 //     increasing) and devices (clustered primary key device_id
 //     uniqueidentifier, random): tables to split on keys that are not
 //     integers.
+//   - codes (only when Config.Rows names it, OptionalTables): id int
+//     primary key (nonclustered), code varchar(24) CI_AS under a clustered
+//     index that is not unique, every value in four spellings the
+//     collation holds equal (case and trailing blanks; CodeVariant), one
+//     value shared by an eighth of the rows, and ncode nvarchar(24): a
+//     table to split on a string key.
 //   - finance.invoices (invoice_no decimal(12,0)
 //     IDENTITY(5000,5), issued_at datetimeoffset(7) DEFAULT
 //     (sysdatetimeoffset())) and finance.ledger (entry_no numeric(20,0)
