@@ -1,0 +1,147 @@
+package partition
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tdsextract/tdsextract/decode"
+	"github.com/tdsextract/tdsextract/engine/catalog"
+	"github.com/tdsextract/tdsextract/engine/session"
+	"github.com/tdsextract/tdsextract/internal/sampleserver/sampledb"
+)
+
+// ciKey is a value of dbo.codes as its collation (SQL_Latin1_General_CP1_CI_AS
+// on the sample server) compares it, for checking bounds in the tests:
+// case folded, trailing blanks dropped.
+func ciKey(s string) string { return strings.ToLower(strings.TrimRight(s, " ")) }
+
+// TestPlanStringKeys plans dbo.codes, clustered on a varchar key whose
+// every value comes in four spellings its case-insensitive collation
+// holds equal ('kiwi-7', 'KIWI-7', 'Kiwi-7', 'kiwi-7  '), on that key, on
+// a nullable nvarchar column and on an nvarchar label, from every key and
+// through TABLESAMPLE, and reads each part: every row is in exactly one
+// part and no part is empty. A plan ordered by the client (bytes put
+// 'Banana' before 'apple') or cut at every m-th row of the sorted sample
+// without grouping ('none' and 'NONE' as two bounds) fails here: the
+// first gives ranges that overlap on the server, the second empty ones.
+func TestPlanStringKeys(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 21, Rows: map[string]int64{"dbo.codes": 3000}})
+	c := connectDB(t, db)
+	for _, tc := range []struct {
+		spec  Spec
+		parts int
+	}{
+		{Spec{Auto: true, Count: 4}, 4},
+		{Spec{Auto: true, Count: 16, Boundaries: BoundariesMinMax}, 15}, // sampled all the same; 'none' holds two quantiles
+		{Spec{Column: "ncode", Count: 5}, 6},                            // nullable: + IS NULL
+		{Spec{Column: "label", Count: 3}, 3},
+		{Spec{Auto: true, Count: 8, SampleRows: 500}, 8}, // TABLESAMPLE
+		{Spec{Column: "ncode", Count: 6, SampleRows: 700}, 7},
+		{Spec{Auto: true, Count: 3000}, -1}, // more parts than values: one per value
+	} {
+		planCovers(t, c, "dbo.codes", tc.spec, tc.parts)
+	}
+	// The bounds strictly increase under the collation, and are typed
+	// as their column.
+	ctx := context.Background()
+	tmo := session.TimeoutOf(time.Minute)
+	tbl, err := catalog.LoadTable(ctx, c, "dbo", "codes", tmo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		col  string
+		wire byte
+		size uint32
+	}{{"code", decode.TypeBigVarChar, 24}, {"ncode", decode.TypeNVarChar, 48}} {
+		parts, err := Plan(ctx, c, tbl, Spec{Column: tc.col, Count: 40}, tmo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev string
+		for i, p := range parts {
+			if p.Lo == nil {
+				continue
+			}
+			v := ciKey(*p.Lo.Text)
+			if i > 1 && v <= prev {
+				t.Errorf("%s: bound %q after %q", tc.col, *p.Lo.Text, prev)
+			}
+			prev = v
+			prm := p.Lo.Param(ParamLo)
+			if prm.Type.Type != tc.wire || prm.Type.Size != tc.size || prm.Type.Collation != sampledb.CollSQLLatin1 || prm.Value != *p.Lo.Text {
+				t.Fatalf("%s: parameter %+v of bound %q", tc.col, prm, *p.Lo.Text)
+			}
+		}
+		if len(parts) < 30 {
+			t.Errorf("%s: %d parts of 40", tc.col, len(parts))
+		}
+	}
+	// Bound text in display and JSON.
+	s := "it's"
+	b := Bound{Type: "nvarchar(24)", Text: &s, Collation: &sampledb.CollSQLLatin1}
+	if b.String() != "N'it''s'" {
+		t.Errorf("String: %s", b)
+	}
+	js, _ := json.Marshal(b)
+	var back Bound
+	if err := json.Unmarshal(js, &back); err != nil || *back.Text != s || *back.Collation != sampledb.CollSQLLatin1 {
+		t.Errorf("round trip %s: %+v %v", js, back, err)
+	}
+}
+
+// TestPlanDecimalKeys plans decimal keys with a scale and one of 20
+// digits, which are cut at server-sorted sampled values too.
+func TestPlanDecimalKeys(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 23, Rows: map[string]int64{"dbo.temporal": 2000, "dbo.readings": 1500, "finance.ledger": 300}})
+	c := connectDB(t, db)
+	planCovers(t, c, "dbo.temporal", Spec{Column: "amount", Count: 6}, 7) // decimal(38,10), nullable
+	planCovers(t, c, "dbo.temporal", Spec{Column: "amount", Count: 6, SampleRows: 400}, 7)
+	planCovers(t, c, "dbo.readings", Spec{Column: "value", Count: 4}, 5)       // decimal(9,3), nullable
+	sizes := planCovers(t, c, "finance.ledger", Spec{Auto: true, Count: 5}, 5) // numeric(20,0) identity
+	if spread(sizes, false) > 1.05 {
+		t.Errorf("numeric(20,0) identity: parts %v", sizes)
+	}
+	tbl, err := catalog.LoadTable(context.Background(), c, "finance", "ledger", session.TimeoutOf(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := Plan(context.Background(), c, tbl, Spec{Auto: true, Count: 2}, session.TimeoutOf(time.Minute))
+	if err != nil || len(parts) != 2 {
+		t.Fatalf("%v %v", parts, err)
+	}
+	p := parts[1].Lo.Param(ParamLo)
+	if p.Type.Type != decode.TypeNumericN || p.Type.Precision != 20 || p.Type.Scale != 0 {
+		t.Errorf("numeric(20,0) bound parameter %+v", p)
+	}
+	if got := parts[1].String(); got != "[entry_no] >= 151" {
+		t.Errorf("ledger halves at %s", got)
+	}
+}
+
+func TestGroupQuantiles(t *testing.T) {
+	for _, c := range []struct {
+		counts []int64
+		n      int
+		want   []int
+	}{
+		{[]int64{1, 1, 1, 1, 1, 1, 1, 1}, 4, []int{2, 4, 6}},
+		{[]int64{8}, 4, nil},                  // one value
+		{[]int64{1, 6, 1}, 4, []int{1}},       // a heavy value holds every quantile
+		{[]int64{1, 2, 1}, 4, []int{1, 2}},    // and here two of three
+		{[]int64{1, 1}, 8, []int{1}},          // fewer values than parts
+		{[]int64{4, 1}, 2, nil},               // the median is in the first group
+		{[]int64{1, 1, 1}, 1, nil},            // one part
+		{nil, 8, nil},                         // no rows
+		{[]int64{2, 2, 2, 2}, 2, []int{2}},    // exactly between groups
+		{[]int64{3, 1, 1, 3}, 4, []int{2, 3}}, // positions 2, 4, 6: groups 0, 2, 3
+	} {
+		if got := GroupQuantiles(c.counts, c.n); !slices.Equal(got, c.want) {
+			t.Errorf("GroupQuantiles(%v, %d) = %v, want %v", c.counts, c.n, got, c.want)
+		}
+	}
+}
