@@ -22,9 +22,11 @@ func ciKey(s string) string { return strings.ToLower(strings.TrimRight(s, " ")) 
 // TestPlanStringKeys plans dbo.codes, clustered on a varchar key whose
 // every value comes in four spellings its case-insensitive collation
 // holds equal ('kiwi-7', 'KIWI-7', 'Kiwi-7', 'kiwi-7  '), on that key, on
-// a nullable nvarchar column and on an nvarchar label, from every key and
+// a nullable nvarchar column, on an nvarchar label and on the same keys
+// under a case-sensitive and a binary collation, from every key and
 // through TABLESAMPLE, and reads each part: every row is in exactly one
-// part and no part is empty. A plan ordered by the client (bytes put
+// part and no part is empty. The bounds increase under each column's own
+// collation and go out in its type and collation. A plan ordered by the client (bytes put
 // 'Banana' before 'apple') or cut at every m-th row of the sorted sample
 // without grouping ('none' and 'NONE' as two bounds) fails here: the
 // first gives ranges that overlap on the server, the second empty ones.
@@ -42,6 +44,12 @@ func TestPlanStringKeys(t *testing.T) {
 		{Spec{Auto: true, Count: 8, SampleRows: 500}, 8}, // TABLESAMPLE
 		{Spec{Column: "ncode", Count: 6, SampleRows: 700}, 7},
 		{Spec{Auto: true, Count: 3000}, -1}, // more parts than values: one per value
+		// The same keys under a case-sensitive and a binary collation,
+		// where the spellings are four values.
+		{Spec{Column: "cscode", Count: 7}, 7},
+		{Spec{Column: "bcode", Count: 7}, 7},
+		{Spec{Column: "cscode", Count: 2000}, -1},
+		{Spec{Column: "bcode", Count: 9, SampleRows: 600}, 9},
 	} {
 		planCovers(t, c, "dbo.codes", tc.spec, tc.parts)
 	}
@@ -53,11 +61,26 @@ func TestPlanStringKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ci := func(a, b string) int { return strings.Compare(ciKey(a), ciKey(b)) }
+	cs := func(a, b string) int { // case folded, then lower case first
+		if c := ci(a, b); c != 0 {
+			return c
+		}
+		return -strings.Compare(strings.TrimRight(a, " "), strings.TrimRight(b, " "))
+	}
+	bin := func(a, b string) int { return strings.Compare(strings.TrimRight(a, " "), strings.TrimRight(b, " ")) }
 	for _, tc := range []struct {
 		col  string
 		wire byte
 		size uint32
-	}{{"code", decode.TypeBigVarChar, 24}, {"ncode", decode.TypeNVarChar, 48}} {
+		coll decode.Collation
+		cmp  func(a, b string) int
+	}{
+		{"code", decode.TypeBigVarChar, 24, sampledb.CollSQLLatin1, ci},
+		{"ncode", decode.TypeNVarChar, 48, sampledb.CollSQLLatin1, ci},
+		{"cscode", decode.TypeBigVarChar, 24, sampledb.CollLatin1CS, cs},
+		{"bcode", decode.TypeNVarChar, 48, sampledb.CollLatin1BIN2, bin},
+	} {
 		parts, err := Plan(ctx, c, tbl, Spec{Column: tc.col, Count: 40}, tmo)
 		if err != nil {
 			t.Fatal(err)
@@ -67,13 +90,12 @@ func TestPlanStringKeys(t *testing.T) {
 			if p.Lo == nil {
 				continue
 			}
-			v := ciKey(*p.Lo.Text)
-			if i > 1 && v <= prev {
+			if i > 1 && tc.cmp(prev, *p.Lo.Text) >= 0 {
 				t.Errorf("%s: bound %q after %q", tc.col, *p.Lo.Text, prev)
 			}
-			prev = v
+			prev = *p.Lo.Text
 			prm := p.Lo.Param(ParamLo)
-			if prm.Type.Type != tc.wire || prm.Type.Size != tc.size || prm.Type.Collation != sampledb.CollSQLLatin1 || prm.Value != *p.Lo.Text {
+			if prm.Type.Type != tc.wire || prm.Type.Size != tc.size || prm.Type.Collation != tc.coll || prm.Value != *p.Lo.Text {
 				t.Fatalf("%s: parameter %+v of bound %q", tc.col, prm, *p.Lo.Text)
 			}
 		}

@@ -33,6 +33,11 @@ const CodeVariants = 4
 //     hundreds of rows;
 //   - ncode nvarchar(24) NULL, the same text with "é" for "e", NULL in
 //     one row of sixteen;
+//   - cscode varchar(24) NOT NULL COLLATE Latin1_General_CS_AS and bcode
+//     nvarchar(24) NOT NULL COLLATE Latin1_General_BIN2: code again, under
+//     a case-sensitive and a binary collation, where the four spellings
+//     are four values (ordered by case-folded text then lower case first,
+//     and by code point);
 //   - label nvarchar(40).
 //
 // Rows are not in key order, so a TABLESAMPLE of runs of rows samples
@@ -46,6 +51,8 @@ func (b *builder) codes() {
 		{name: "code", sqlType: "varchar(24)"},
 		{name: "ncode", sqlType: "nvarchar(24)", nullable: true},
 		{name: "label", sqlType: "nvarchar(40)"},
+		{name: "cscode", sqlType: "varchar(24)", coll: CollLatin1CS},
+		{name: "bcode", sqlType: "nvarchar(24)", coll: CollLatin1BIN2},
 	})
 	t.setKey("id", false)
 	t.Indexes = append(t.Indexes, Index{Name: "CIX_codes_code", Columns: []string{"code"}, Clustered: true})
@@ -62,7 +69,7 @@ func (b *builder) codes() {
 		if (h>>12^uint64(i))&15 != 0 {
 			ncode = strings.ReplaceAll(code, "e", "é")
 		}
-		return append(dst, i+1, code, ncode, fmt.Sprintf("%s %d", productNoun[h>>16%uint64(len(productNoun))], i+1))
+		return append(dst, i+1, code, ncode, fmt.Sprintf("%s %d", productNoun[h>>16%uint64(len(productNoun))], i+1), code, code)
 	}
 }
 

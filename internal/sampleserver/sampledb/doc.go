@@ -57,8 +57,9 @@
 //     primary key (nonclustered), code varchar(24) CI_AS under a clustered
 //     index that is not unique, every value in four spellings the
 //     collation holds equal (case and trailing blanks; CodeVariant), one
-//     value shared by an eighth of the rows, and ncode nvarchar(24): a
-//     table to split on a string key.
+//     value shared by an eighth of the rows, ncode nvarchar(24), and the
+//     same keys under Latin1_General_CS_AS (cscode) and
+//     Latin1_General_BIN2 (bcode): a table to split on string keys.
 //   - finance.invoices (invoice_no decimal(12,0)
 //     IDENTITY(5000,5), issued_at datetimeoffset(7) DEFAULT
 //     (sysdatetimeoffset())) and finance.ledger (entry_no numeric(20,0)

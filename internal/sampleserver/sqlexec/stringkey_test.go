@@ -56,8 +56,43 @@ func TestStringKeyCollation(t *testing.T) {
 			}
 		}
 	}
-	if n := count("SELECT COUNT_BIG(*) FROM dbo.codes WHERE code = 'NONE'"); n < 50 || n%sampledb.CodeVariants != 0 {
-		t.Errorf("%d rows equal to 'NONE'", n)
+	none := count("SELECT COUNT_BIG(*) FROM dbo.codes WHERE code = 'NONE'")
+	if none < 50 || none%sampledb.CodeVariants != 0 {
+		t.Errorf("%d rows equal to 'NONE'", none)
+	}
+	// Under Latin1_General_CS_AS and Latin1_General_BIN2 the spellings
+	// are four values, trailing blanks still ignored ('none  ' = 'none').
+	for _, c := range []struct {
+		col  string
+		rule textRule
+	}{{"cscode", ruleCase}, {"bcode", ruleBinary}} {
+		if n := count("SELECT COUNT_BIG(*) FROM dbo.codes WHERE " + c.col + " = 'NONE'"); n != none/4 {
+			t.Errorf("%s: %d rows equal to 'NONE', want %d", c.col, n, none/4)
+		}
+		if n := count("SELECT COUNT_BIG(*) FROM dbo.codes WHERE " + c.col + " = 'none'"); n != none/2 {
+			t.Errorf("%s: %d rows equal to 'none', want %d", c.col, n, none/2)
+		}
+		rows := query(t, s, "SELECT "+c.col+", COUNT_BIG(*) FROM dbo.codes GROUP BY "+c.col+" ORDER BY "+c.col).rows
+		var n int64
+		for i, r := range rows {
+			n += r[1].(int64)
+			if i > 0 && compareTextRule(rows[i-1][0].(string), r[0].(string), c.rule) >= 0 {
+				t.Fatalf("%s: groups %q, %q out of order", c.col, rows[i-1][0], r[0])
+			}
+		}
+		if n != all || int64(len(rows)) <= int64(len(groups.rows)) {
+			t.Errorf("%s: %d groups of %d rows", c.col, len(rows), n)
+		}
+	}
+	// The case-sensitive order puts lower case first; the binary one
+	// upper case; neither is the other's.
+	for _, c := range []struct{ a, b string }{{"apple", "APPLE"}, {"apple", "Banana"}, {"APPLE", "applf"}} {
+		if compareTextRule(c.a, c.b, ruleCase) >= 0 {
+			t.Errorf("CS: %q >= %q", c.a, c.b)
+		}
+	}
+	if compareTextRule("APPLE", "apple", ruleBinary) >= 0 || compareTextRule("Banana", "apple", ruleBinary) >= 0 || compareTextRule("a  ", "a", ruleBinary) != 0 {
+		t.Error("BIN2 order")
 	}
 }
 
