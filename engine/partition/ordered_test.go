@@ -167,3 +167,34 @@ func TestGroupQuantiles(t *testing.T) {
 		}
 	}
 }
+
+// A character bound goes out in its column's type, length and collation
+// (the default parameter collation when a stored plan has none), a
+// decimal one in its column's precision and scale.
+func TestOrderedBoundParams(t *testing.T) {
+	s := "ab        "
+	for _, c := range []struct {
+		typ  string
+		coll *decode.Collation
+		wire byte
+		size uint32
+		want decode.Collation
+	}{
+		{"char(10)", &sampledb.CollLatin1CS, decode.TypeBigChar, 10, sampledb.CollLatin1CS},
+		{"nchar(10)", &sampledb.CollLatin1, decode.TypeNChar, 20, sampledb.CollLatin1},
+		{"varchar(24)", nil, decode.TypeBigVarChar, 24, decode.DefaultParamCollation},
+	} {
+		p := Bound{Type: c.typ, Text: &s, Collation: c.coll}.Param(ParamHi)
+		if p.Type.Type != c.wire || p.Type.Size != c.size || p.Type.Collation != c.want || p.Value != s {
+			t.Errorf("%s: %+v", c.typ, p)
+		}
+	}
+	d := decode.Decimal{Lo: 12345, Scale: 10, Precision: 38}
+	p := Bound{Type: "decimal(38,10)", Decimal: &d}.Param(ParamLo)
+	if p.Type.Type != decode.TypeDecimalN || p.Type.Precision != 38 || p.Type.Scale != 10 || p.Value != d {
+		t.Errorf("decimal(38,10): %+v", p)
+	}
+	if got := (Bound{Type: "decimal(38,10)", Decimal: &d}).String(); got != "0.0000012345" {
+		t.Errorf("decimal bound text %s", got)
+	}
+}
