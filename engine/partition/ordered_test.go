@@ -198,3 +198,29 @@ func TestOrderedBoundParams(t *testing.T) {
 		t.Errorf("decimal bound text %s", got)
 	}
 }
+
+// Collecting the grouped sample allocates nothing per row beyond its
+// buffers' growth.
+func TestOrderedSampleAllocs(t *testing.T) {
+	o := &orderedSample{kind: decode.KindVarChar}
+	if err := o.Columns([]decode.Column{{Type: decode.TypeInfo{Type: decode.TypeBigVarChar, Size: 24, Collation: sampledb.CollSQLLatin1}}, {Type: decode.TypeInfo{Type: decode.TypeIntN, Size: 8}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	o.text, o.ends, o.counts = make([]byte, 0, 1<<16), make([]int, 0, 1<<12), make([]int64, 0, 1<<12)
+	v := []byte("kiwi-1234")
+	allocs := testing.AllocsPerRun(1000, func() {
+		o.BeginValue(0, int64(len(v)))
+		o.Write(0, v)
+		o.EndValue(0)
+		o.Int(1, 3)
+		if err := o.EndRow(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per row", allocs)
+	}
+	if len(o.counts) < 1000 || string(o.text[:len(v)]) != "kiwi-1234" || o.ends[0] != len(v) {
+		t.Errorf("collected %d rows, %q", len(o.counts), o.text[:len(v)])
+	}
+}
