@@ -43,7 +43,8 @@ func TestPlanStringKeys(t *testing.T) {
 		{Spec{Column: "label", Count: 3}, 3},
 		{Spec{Auto: true, Count: 8, SampleRows: 500}, 8}, // TABLESAMPLE
 		{Spec{Column: "ncode", Count: 6, SampleRows: 700}, 7},
-		{Spec{Auto: true, Count: 3000}, -1}, // more parts than values: one per value
+		{Spec{Auto: true, Count: 3000}, -1},            // more parts than values: one per value
+		{Spec{Auto: true, Count: 4, SampleRows: 1}, 1}, // a sample of 1 row in 3000 picks no run: no cut
 		// The same keys under a case-sensitive and a binary collation,
 		// where the spellings are four values.
 		{Spec{Column: "cscode", Count: 7}, 7},
