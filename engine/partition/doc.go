@@ -28,7 +28,10 @@
 // bounds are strictly increasing in the server's own order and no two
 // compare equal there; the client only counts. Each bound goes out in the
 // column's own type and collation, so the server compares it as it
-// compares the column's values and seeks the column's index. Decimal keys
+// compares the column's values and seeks the column's index; a char or
+// varchar bound beyond ASCII is kept only when the column's code page is
+// the database's, since SQL Server converts the text of a varchar
+// parameter to the database's code page. Decimal keys
 // with a scale or more than 18 digits are cut the same way (their bounds
 // are decimal parameters of the column's precision and scale).
 //

@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine/catalog"
@@ -69,7 +70,70 @@ func planOrdered(ctx context.Context, q catalog.Querier, t *catalog.Table, c *ca
 	if os.err != nil {
 		return nil, fmt.Errorf("partition: %s: %w", sql, os.err)
 	}
-	return os.bounds(c, n), nil
+	bounds := os.bounds(c, n)
+	if k := c.Kind(); (k == decode.KindChar || k == decode.KindVarChar) && !asciiOnly(bounds) {
+		// A char or varchar parameter is declared in the database's
+		// default collation, so SQL Server converts its text from the
+		// column's code page to the database's: where the two differ, a
+		// character the database's lacks turns into another, and the
+		// bounds could come out of order. ASCII is the same in every
+		// code page; other bounds are kept only when the code pages are
+		// the same. Dropping bounds keeps the others in order.
+		dbColl, err := databaseCollation(ctx, q, timeout)
+		if err != nil {
+			return nil, err
+		}
+		if dbColl.CodePage() != os.coll.CodePage() {
+			bounds = slices.DeleteFunc(bounds, func(b Bound) bool { return !isASCII(*b.Text) })
+		}
+	}
+	return bounds, nil
+}
+
+// databaseCollation is the current database's default collation, as SQL
+// Server labels a varchar expression that involves no column.
+func databaseCollation(ctx context.Context, q catalog.Querier, timeout session.Timeout) (decode.Collation, error) {
+	const sql = "SELECT CAST('' AS varchar(1))"
+	var cs collationSink
+	if _, err := q.Query(ctx, session.Query{SQL: sql, Timeout: timeout}, &cs); err != nil {
+		return decode.Collation{}, fmt.Errorf("partition: %s: %w", sql, err)
+	}
+	if !cs.got {
+		return decode.Collation{}, fmt.Errorf("partition: %s: no result", sql)
+	}
+	return cs.coll, nil
+}
+
+// collationSink keeps the collation of a result's first column.
+type collationSink struct {
+	decode.Nop
+	coll decode.Collation
+	got  bool
+}
+
+func (c *collationSink) Columns(cols []decode.Column, _ []decode.Mode) error {
+	if len(cols) > 0 {
+		c.coll, c.got = cols[0].Type.Collation, true
+	}
+	return nil
+}
+
+func asciiOnly(bounds []Bound) bool {
+	for _, b := range bounds {
+		if b.Text != nil && !isASCII(*b.Text) {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // GroupQuantiles returns the indexes of the groups at the n-quantiles of

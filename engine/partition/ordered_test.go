@@ -225,3 +225,39 @@ func TestOrderedSampleAllocs(t *testing.T) {
 		t.Errorf("collected %d rows, %q", len(o.counts), o.text[:len(v)])
 	}
 }
+
+// A varchar key in a code page other than the database's keeps only its
+// ASCII bounds (SQL Server converts a varchar parameter to the database's
+// code page, which may change other characters); in the same code page
+// under another collation, every bound.
+func TestPlanVarcharOtherCodePage(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 13, Rows: map[string]int64{"dbo.text_cp1251": 600, "dbo.text_cp1252": 600}})
+	c := connectDB(t, db)
+	// Cyrillic_General_CI_AS (1251) in a SQL_Latin1_General_CP1_CI_AS
+	// (1252) database: every sample string holds Cyrillic or other
+	// characters beyond ASCII, so no bound is left: one part, and NULLs.
+	planCovers(t, c, "dbo.text_cp1251", Spec{Column: "v", Count: 4}, 2)
+	// Latin1_General_CI_AS is 1252 too: the bounds stay, non-ASCII ones
+	// included.
+	planCovers(t, c, "dbo.text_cp1252", Spec{Column: "v", Count: 4}, 5)
+	ctx, tmo := context.Background(), session.TimeoutOf(time.Minute)
+	tbl, err := catalog.LoadTable(ctx, c, "dbo", "text_cp1252", tmo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := Plan(ctx, c, tbl, Spec{Column: "v", Count: 4}, tmo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, p := range parts {
+		if p.Hi != nil {
+			texts = append(texts, *p.Hi.Text)
+		}
+	}
+	if isASCII(strings.Join(texts, "")) {
+		t.Errorf("cp1252 bounds %q: all ASCII, the test shows nothing", texts)
+	}
+	// nvarchar needs no conversion.
+	planCovers(t, c, "dbo.text_cp1251", Spec{Column: "n", Count: 4}, 5)
+}
