@@ -31,7 +31,8 @@
 // compares the column's values and seeks the column's index; a char or
 // varchar bound beyond ASCII is kept only when the column's code page is
 // the database's, since SQL Server converts the text of a varchar
-// parameter to the database's code page. Decimal keys
+// parameter to the database's code page, and a bound the client could not
+// decode exactly (U+FFFD in its text) is dropped. Decimal keys
 // with a scale or more than 18 digits are cut the same way (their bounds
 // are decimal parameters of the column's precision and scale).
 //

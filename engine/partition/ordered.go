@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/tdsextract/tdsextract/decode"
 	"github.com/tdsextract/tdsextract/engine/catalog"
@@ -70,7 +72,7 @@ func planOrdered(ctx context.Context, q catalog.Querier, t *catalog.Table, c *ca
 	if os.err != nil {
 		return nil, fmt.Errorf("partition: %s: %w", sql, os.err)
 	}
-	bounds := os.bounds(c, n)
+	bounds := exactBounds(os.bounds(c, n))
 	if k := c.Kind(); (k == decode.KindChar || k == decode.KindVarChar) && !asciiOnly(bounds) {
 		// A char or varchar parameter is declared in the database's
 		// default collation, so SQL Server converts its text from the
@@ -88,6 +90,14 @@ func planOrdered(ctx context.Context, q catalog.Querier, t *catalog.Table, c *ca
 		}
 	}
 	return bounds, nil
+}
+
+// exactBounds drops the text bounds the client may not have decoded
+// exactly: a lone UTF-16 surrogate or a byte the code page does not map
+// arrives as U+FFFD, and sent back that would be another value, possibly
+// out of order. Dropping bounds keeps the others in order.
+func exactBounds(bounds []Bound) []Bound {
+	return slices.DeleteFunc(bounds, func(b Bound) bool { return b.Text != nil && strings.ContainsRune(*b.Text, utf8.RuneError) })
 }
 
 // databaseCollation is the current database's default collation, as SQL

@@ -261,3 +261,12 @@ func TestPlanVarcharOtherCodePage(t *testing.T) {
 	// nvarchar needs no conversion.
 	planCovers(t, c, "dbo.text_cp1251", Spec{Column: "n", Count: 4}, 5)
 }
+
+func TestExactBounds(t *testing.T) {
+	text := func(s string) Bound { return Bound{Type: "nvarchar(10)", Text: &s} }
+	d := decode.Decimal{Lo: 1, Precision: 20}
+	got := exactBounds([]Bound{text("a"), text("b\uFFFDc"), {Type: "numeric(20,0)", Decimal: &d}, text("d")})
+	if len(got) != 3 || *got[0].Text != "a" || got[1].Decimal == nil || *got[2].Text != "d" {
+		t.Errorf("%v", got)
+	}
+}
