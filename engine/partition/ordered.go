@@ -60,6 +60,11 @@ func planOrdered(ctx context.Context, q catalog.Querier, t *catalog.Table, c *ca
 	if n < 1 || n > MaxCount {
 		return nil, &Error{fmt.Sprintf("count %d: use 1 to %d", n, MaxCount)}
 	}
+	if t.View {
+		// TABLESAMPLE reads a table's pages; a view has none, and
+		// grouping every key of a view of unknown size is no plan.
+		return nil, &Error{fmt.Sprintf("column %q of view %s is %s: such keys are cut at a sample, and a view cannot be sampled; write predicates", c.Name, t.FullName(), c.SQLType())}
+	}
 	rows, err := sampleRows(s, n)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -268,5 +269,19 @@ func TestExactBounds(t *testing.T) {
 	got := exactBounds([]Bound{text("a"), text("b\uFFFDc"), {Type: "numeric(20,0)", Decimal: &d}, text("d")})
 	if len(got) != 3 || *got[0].Text != "a" || got[1].Decimal == nil || *got[2].Text != "d" {
 		t.Errorf("%v", got)
+	}
+}
+
+// A view has no pages to sample: a string or decimal column of one is
+// refused with a pointer to predicates, before any query.
+func TestOrderedKeyOfView(t *testing.T) {
+	v := &catalog.Table{Schema: "finance", Name: "v", View: true, RowCount: -1,
+		Columns: []catalog.Column{{Name: "memo", BaseType: "varchar", MaxLength: 40}, {Name: "amount", BaseType: "decimal", Precision: 12, Scale: 2}}}
+	for _, col := range []string{"memo", "amount"} {
+		_, err := Plan(context.Background(), nil, v, Spec{Column: col, Count: 4}, session.TimeoutOf(time.Minute))
+		var pe *Error
+		if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "predicates") {
+			t.Errorf("%s: %v", col, err)
+		}
 	}
 }
