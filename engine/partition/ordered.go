@@ -70,14 +70,14 @@ func planOrdered(ctx context.Context, q catalog.Querier, t *catalog.Table, c *ca
 		return nil, err
 	}
 	sql := OrderedSampleSQL(t, c, rows)
-	os := &orderedSample{kind: c.Kind()}
-	if _, err := q.Query(ctx, session.Query{SQL: sql, Timeout: timeout}, os); err != nil {
+	smp := &orderedSample{kind: c.Kind()}
+	if _, err := q.Query(ctx, session.Query{SQL: sql, Timeout: timeout}, smp); err != nil {
 		return nil, fmt.Errorf("partition: %s: %w", sql, err)
 	}
-	if os.err != nil {
-		return nil, fmt.Errorf("partition: %s: %w", sql, os.err)
+	if smp.err != nil {
+		return nil, fmt.Errorf("partition: %s: %w", sql, smp.err)
 	}
-	bounds := exactBounds(os.bounds(c, n))
+	bounds := exactBounds(smp.bounds(c, n))
 	if k := c.Kind(); (k == decode.KindChar || k == decode.KindVarChar) && !asciiOnly(bounds) {
 		// A char or varchar parameter is declared in the database's
 		// default collation, so SQL Server converts its text from the
@@ -90,7 +90,7 @@ func planOrdered(ctx context.Context, q catalog.Querier, t *catalog.Table, c *ca
 		if err != nil {
 			return nil, err
 		}
-		if dbColl.CodePage() != os.coll.CodePage() {
+		if dbColl.CodePage() != smp.coll.CodePage() {
 			bounds = slices.DeleteFunc(bounds, func(b Bound) bool { return !isASCII(*b.Text) })
 		}
 	}
