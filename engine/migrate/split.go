@@ -25,11 +25,13 @@ import (
 // The ranges are engine/partition's, the planner partitioned extracts
 // use: integer, date and date/time keys cut evenly over [MIN, MAX] (and
 // decimal(p,0) keys of at most 18 digits, exact integers, as integers),
-// uniqueidentifier keys in SQL Server's own GUID order; the first range
-// open below and the last above, so rows inserted outside the extremes
-// since they were read still land in one range, and a nullable key one
-// more range for its NULLs. The bounds are sp_executesql parameters of the
-// key's own type.
+// uniqueidentifier keys in SQL Server's own GUID order, character keys and
+// other decimal keys at quantiles of a sample that SQL Server groups and
+// sorts (so the bounds are in the order of the key's collation, which no
+// client reproduces); the first range open below and the last above, so
+// rows inserted outside the extremes since they were read still land in
+// one range, and a nullable key one more range for its NULLs. The bounds
+// are sp_executesql parameters of the key's own type (and collation).
 //
 // Each range is also a PostgreSQL predicate, for verifying what the range
 // loaded. It must select exactly the rows the T-SQL one did, after the
@@ -37,7 +39,12 @@ import (
 // mapping keeps a value's second, while a datetime's 1/300 s or a
 // datetime2's 100 ns digit may move by rounding), and a GUID bound is
 // compared on the uuid's bytes in SQL Server's order of significance, not
-// PostgreSQL's. The identity of a split table is restarted by a step of
+// PostgreSQL's. A character key has no such predicate: PostgreSQL orders
+// text by its own collation, not the source's ('abc' and 'ABC' are one
+// value to a case-insensitive source, 'b' sorts before 'B' here and after
+// it there), so a range of a character key is verified on the rows its
+// own transaction inserted (pgInserted): each range appends in a
+// transaction of its own, so those are the range's rows. The identity of a split table is restarted by a step of
 // its own after every range is in (ALTER TABLE would wait for the other
 // ranges' locks).
 
@@ -166,8 +173,8 @@ func unsplittable(t *catalog.Table, pe *partition.Error) string {
 		return "it has no clustered rowstore index whose key could be cut into ranges"
 	}
 	if c := t.Column(key[0].Column); c != nil {
-		return fmt.Sprintf("its clustered key leads with %s, a %s: key ranges are cut on integer, decimal(p,0) and numeric(p,0) up to 18 digits, "+
-			"date, datetime, datetime2, smalldatetime and uniqueidentifier keys", c.Name, c.SQLType())
+		return fmt.Sprintf("its clustered key leads with %s, a %s: key ranges are cut on integer, decimal, numeric, "+
+			"date, datetime, datetime2, smalldatetime, uniqueidentifier, char, varchar, nchar and nvarchar keys (not (max))", c.Name, c.SQLType())
 	}
 	return pe.Msg
 }
@@ -212,8 +219,11 @@ func pgRange(col *catalog.Column, pgCol string, p partition.Part) string {
 		return pgCol + " IS NOT NULL"
 	}
 	operand := pgCol
-	if col.Kind() == decode.KindUniqueIdentifier {
+	switch col.Kind() {
+	case decode.KindUniqueIdentifier:
 		operand = pgGUIDOrder(pgCol)
+	case decode.KindChar, decode.KindVarChar, decode.KindNChar, decode.KindNVarChar:
+		return pgInserted
 	}
 	var w []string
 	if p.Lo != nil {
@@ -224,6 +234,10 @@ func pgRange(col *catalog.Column, pgCol string, p partition.Part) string {
 	}
 	return strings.Join(w, " AND ")
 }
+
+// pgInserted selects the rows the current transaction inserted: their
+// xmin is its transaction id.
+const pgInserted = "xmin = pg_current_xact_id()::xid"
 
 // pgGUIDOrder is a uuid column's bytes as hex digits in the order SQL
 // Server compares uniqueidentifier values (decode.GUID.SQLServerOrderKey):
@@ -280,5 +294,5 @@ func pgBound(b partition.Bound) string {
 		key := b.GUID.SQLServerOrderKey()
 		return "'" + hex.EncodeToString(key[:]) + "'"
 	}
-	return b.String() // an integer, or a quoted date or timestamp
+	return b.String() // an integer or decimal, or a quoted date or timestamp
 }

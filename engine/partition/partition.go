@@ -88,6 +88,16 @@ type Bound struct {
 	Int int64 `json:"int,omitempty"`
 	// GUID is a uniqueidentifier key.
 	GUID *decode.GUID `json:"guid,omitempty"`
+	// Text is a char, varchar, nchar or nvarchar key as the server sent
+	// it, and Collation the column's collation from the same result: the
+	// parameter is sent in the column's own type and collation, so that
+	// it compares as the column's values do and the predicate seeks the
+	// column's index (an nvarchar parameter against a varchar column
+	// would convert the column instead).
+	Text      *string           `json:"text,omitempty"`
+	Collation *decode.Collation `json:"collation,omitempty"`
+	// Decimal is a decimal or numeric key not cut as an integer.
+	Decimal *decode.Decimal `json:"decimal,omitempty"`
 }
 
 // Param is the bound as an sp_executesql parameter named name.
@@ -100,8 +110,23 @@ func (b Bound) Param(name string) session.Param {
 		p.Value = b.Int
 		return p
 	}
-	ti := d.TypeInfo(true, decode.Collation{})
+	coll := decode.Collation{}
+	if d.Kind.HasCollation() {
+		coll = decode.DefaultParamCollation
+		if b.Collation != nil {
+			coll = *b.Collation
+		}
+	}
+	ti := d.TypeInfo(true, coll)
 	p.Type = &ti
+	switch {
+	case b.Text != nil:
+		p.Value = *b.Text
+		return p
+	case b.Decimal != nil:
+		p.Value = *b.Decimal
+		return p
+	}
 	switch d.Kind.Class() {
 	case decode.ClassDate:
 		p.Value = decode.Date(b.Int)
@@ -122,6 +147,14 @@ func (b Bound) String() string {
 	switch {
 	case b.GUID != nil:
 		return "'" + b.GUID.String() + "'"
+	case b.Text != nil:
+		q := "'" + strings.ReplaceAll(*b.Text, "'", "''") + "'"
+		if d.Kind.IsUnicode() {
+			q = "N" + q
+		}
+		return q
+	case b.Decimal != nil:
+		return b.Decimal.String()
 	case d.Kind.Class() == decode.ClassDate:
 		return "'" + string(decode.AppendDateText(nil, int32(b.Int))) + "'"
 	case d.Kind.Class() == decode.ClassDateTime:
@@ -153,15 +186,17 @@ func KeyColumn(t *catalog.Table, s Spec) (*catalog.Column, error) {
 	if c == nil {
 		return nil, &Error{fmt.Sprintf("column %q is not a column of %s", name, t.FullName())}
 	}
-	if _, ok := splitter(c); !ok {
-		return nil, &Error{fmt.Sprintf("column %q of %s is %s: key ranges are computed for integer, decimal(p,0) and numeric(p,0) up to 18 digits, date, datetime, datetime2, smalldatetime and uniqueidentifier columns; write predicates for others", c.Name, t.FullName(), c.SQLType())}
+	if _, ok := splitter(c); !ok && !serverOrdered(c) {
+		return nil, &Error{fmt.Sprintf("column %q of %s is %s: key ranges are computed for integer, decimal, numeric, date, datetime, datetime2, smalldatetime, uniqueidentifier, char, varchar, nchar and nvarchar columns (not (max)); write predicates for others", c.Name, t.FullName(), c.SQLType())}
 	}
 	return c, nil
 }
 
 // Plan splits t by s: for a column or auto spec it reads the key's MIN and
-// MAX over q, or a sample of the key (Spec.Boundaries). An empty table (or
-// a key holding only NULLs) is one part.
+// MAX over q, or a sample of the key (Spec.Boundaries; always a sample the
+// server orders for a character key and a decimal one with a scale or
+// more than 18 digits, ordered.go). An empty table (or a key holding only
+// NULLs) is one part.
 func Plan(ctx context.Context, q catalog.Querier, t *catalog.Table, s Spec, timeout session.Timeout) ([]Part, error) {
 	if len(s.Predicates) > 0 {
 		parts := make([]Part, len(s.Predicates))
@@ -179,7 +214,9 @@ func Plan(ctx context.Context, q catalog.Querier, t *catalog.Table, s Spec, time
 		n = DefaultCount
 	}
 	var bounds []Bound
-	if sampling(t, s) {
+	if serverOrdered(c) {
+		bounds, err = planOrdered(ctx, q, t, c, s, n, timeout)
+	} else if sampling(t, s) {
 		bounds, err = planSample(ctx, q, t, c, s, n, timeout)
 	} else {
 		var r catalog.KeyRange

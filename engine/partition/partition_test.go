@@ -79,7 +79,8 @@ func TestSplitKinds(t *testing.T) {
 		}
 	}
 	// decimal(p,0) up to 18 digits: cut on its integers, bounds as bigint;
-	// a scale, or 19 digits and more, is not cut.
+	// a scale, or 19 digits and more, is cut at sampled values
+	// (ordered.go), never between MIN and MAX.
 	decCol := &catalog.Column{Name: "n", BaseType: "decimal", Precision: 12}
 	b, err = Split(decCol, decode.Decimal{Lo: 100, Neg: true, Precision: 12}, decode.Decimal{Lo: 300, Precision: 12}, 4)
 	if err != nil || len(b) != 3 || b[0].Int != 0 || b[1].Int != 100 || b[2].Int != 200 || b[0].Type != "bigint" {
@@ -88,7 +89,16 @@ func TestSplitKinds(t *testing.T) {
 	if p := b[1].Param("@x"); p.Value != int64(100) || p.Type.Type != decode.TypeIntN {
 		t.Fatalf("decimal(12,0) param %#v", p)
 	}
-	for _, c := range []*catalog.Column{{Name: "n", BaseType: "decimal", Precision: 12, Scale: 2}, {Name: "n", BaseType: "numeric", Precision: 19}} {
+	for _, c := range []*catalog.Column{{Name: "n", BaseType: "decimal", Precision: 12, Scale: 2}, {Name: "n", BaseType: "numeric", Precision: 19},
+		{Name: "n", BaseType: "varchar", MaxLength: 20}, {Name: "n", BaseType: "nchar", MaxLength: 20}} {
+		if _, err := KeyColumn(&catalog.Table{Schema: "s", Name: "t", Columns: []catalog.Column{*c}}, Spec{Column: "n"}); err != nil {
+			t.Errorf("%s key: %v", c.SQLType(), err)
+		}
+		if _, err := Split(c, "a", "z", 2); err == nil {
+			t.Errorf("%s key cut between MIN and MAX", c.SQLType())
+		}
+	}
+	for _, c := range []*catalog.Column{{Name: "n", BaseType: "varchar", MaxLength: -1}, {Name: "n", BaseType: "varbinary", MaxLength: 16}, {Name: "n", BaseType: "float"}} {
 		if _, err := KeyColumn(&catalog.Table{Schema: "s", Name: "t", Columns: []catalog.Column{*c}}, Spec{Column: "n"}); err == nil {
 			t.Errorf("%s key accepted", c.SQLType())
 		}
@@ -194,9 +204,16 @@ func planCovers(t *testing.T, c *session.Conn, table string, spec Spec, want int
 	if want >= 0 && len(parts) != want {
 		t.Fatalf("%s %+v: %d parts, want %d: %v", table, spec, len(parts), want, parts)
 	}
+	// A row is told apart by its primary key, or its clustered key.
 	var keys []string
-	for _, k := range tbl.ClusteredKey() {
-		keys = append(keys, catalog.QuoteIdent(k.Column))
+	if pk := tbl.PrimaryKey; pk != nil {
+		for _, k := range pk.Columns {
+			keys = append(keys, catalog.QuoteIdent(k))
+		}
+	} else {
+		for _, k := range tbl.ClusteredKey() {
+			keys = append(keys, catalog.QuoteIdent(k.Column))
+		}
 	}
 	seen := map[string]int{}
 	sizes := make([]int, len(parts))

@@ -84,24 +84,38 @@ func sampling(t *catalog.Table, s Spec) bool {
 // because SQL Server takes the sample size as a constant; it is an int the
 // caller computed, never text from a configuration.
 func SampleSQL(t *catalog.Table, c *catalog.Column, rows int) string {
+	return sampleSQL(t, c, rows, catalog.QuoteIdent(c.Name))
+}
+
+// sampleSQL is SampleSQL selecting list.
+func sampleSQL(t *catalog.Table, c *catalog.Column, rows int, list string) string {
 	col := catalog.QuoteIdent(c.Name)
-	sql := "SELECT " + col + " FROM " + t.QuotedName()
+	sql := "SELECT " + list + " FROM " + t.QuotedName()
 	if t.RowCount < 0 || t.RowCount > int64(rows) {
 		sql += " TABLESAMPLE (" + strconv.Itoa(rows) + " ROWS) REPEATABLE (" + strconv.Itoa(sampleSeed) + ")"
 	}
 	return sql + " WHERE " + col + " IS NOT NULL"
 }
 
-// planSample cuts t on c at quantiles of a sample of c. A sample that
-// comes back empty from a table that has keys (SQL Server samples pages,
-// and may pick none) falls back to MIN/MAX cuts.
-func planSample(ctx context.Context, q catalog.Querier, t *catalog.Table, c *catalog.Column, s Spec, n int, timeout session.Timeout) ([]Bound, error) {
+// sampleRows is the number of keys s samples for n parts.
+func sampleRows(s Spec, n int) (int, error) {
 	rows := s.SampleRows
 	if rows <= 0 {
 		rows = DefaultSampleRows(n)
 	}
 	if rows > MaxSampleRows {
-		return nil, &Error{fmt.Sprintf("sample_rows %d: at most %d", rows, MaxSampleRows)}
+		return 0, &Error{fmt.Sprintf("sample_rows %d: at most %d", rows, MaxSampleRows)}
+	}
+	return rows, nil
+}
+
+// planSample cuts t on c at quantiles of a sample of c. A sample that
+// comes back empty from a table that has keys (SQL Server samples pages,
+// and may pick none) falls back to MIN/MAX cuts.
+func planSample(ctx context.Context, q catalog.Querier, t *catalog.Table, c *catalog.Column, s Spec, n int, timeout session.Timeout) ([]Bound, error) {
+	rows, err := sampleRows(s, n)
+	if err != nil {
+		return nil, err
 	}
 	sql := SampleSQL(t, c, rows)
 	ks := &keySample{kind: c.Kind()}

@@ -53,6 +53,13 @@
 //     increasing) and devices (clustered primary key device_id
 //     uniqueidentifier, random): tables to split on keys that are not
 //     integers.
+//   - codes (only when Config.Rows names it, OptionalTables): id int
+//     primary key (nonclustered), code varchar(24) CI_AS under a clustered
+//     index that is not unique, every value in four spellings the
+//     collation holds equal (case and trailing blanks; CodeVariant), one
+//     value shared by an eighth of the rows, ncode nvarchar(24), and the
+//     same keys under Latin1_General_CS_AS (cscode) and
+//     Latin1_General_BIN2 (bcode): a table to split on string keys.
 //   - finance.invoices (invoice_no decimal(12,0)
 //     IDENTITY(5000,5), issued_at datetimeoffset(7) DEFAULT
 //     (sysdatetimeoffset())) and finance.ledger (entry_no numeric(20,0)

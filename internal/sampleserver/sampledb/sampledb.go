@@ -2,6 +2,7 @@ package sampledb
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,7 +17,8 @@ type Config struct {
 	Seed int64
 	// Rows overrides row counts per table, keyed "schema.table" (or just
 	// "table" for schema dbo), case-insensitive, e.g. {"dbo.poc48": 1e9}.
-	// Negative counts are ignored.
+	// Negative counts are ignored. A table of OptionalTables exists only
+	// when Rows names it.
 	Rows map[string]int64
 	// Database is the database name (default "sample").
 	Database string
@@ -40,6 +42,9 @@ func (c *Config) Validate() error {
 			key = "dbo." + key
 		}
 		n, known := DefaultRows[key]
+		if slices.Contains(OptionalTables, key) {
+			n, known = -1, true // rows as given
+		}
 		switch {
 		case !known:
 			msg := fmt.Sprintf("%q: no such table", k)
@@ -339,7 +344,7 @@ func New(cfg Config) *DB {
 		}
 		return n
 	}
-	b := &builder{db: db, rows: rows}
+	b := &builder{db: db, rows: rows, over: over}
 	b.shapes()
 	b.typeMatrix()
 	b.sales()
@@ -348,6 +353,7 @@ func New(cfg Config) *DB {
 	b.finance()
 	b.events()
 	b.keyed()
+	b.codes()
 	db.pools = nil
 	sortTables(db.tables)
 	sortTables(db.views)
@@ -399,6 +405,14 @@ func (db *DB) Table(schema, name string) (*Table, bool) {
 type builder struct {
 	db   *DB
 	rows func(key string) int64
+	over map[string]int64 // Config.Rows by lower-case qualified name
+}
+
+// optional reports whether Config.Rows names key, an optional table
+// (OptionalTables): only then does the table exist.
+func (b *builder) optional(key string) bool {
+	_, ok := b.over[key]
+	return ok
 }
 
 // colDef declares one column.

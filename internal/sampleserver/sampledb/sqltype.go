@@ -19,6 +19,11 @@ var (
 	CollJapanese = decode.Collation{Info: 0x00D00411}
 	// CollUTF8 is Latin1_General_100_CI_AS_SC_UTF8 (version 1, UTF-8 flag).
 	CollUTF8 = decode.Collation{Info: 0x14D00409}
+	// CollLatin1CS is Latin1_General_CS_AS: case-sensitive (no ignore-case
+	// flag), code page 1252.
+	CollLatin1CS = decode.Collation{Info: 0x00C00409}
+	// CollLatin1BIN2 is Latin1_General_BIN2: code point order (binary2 flag).
+	CollLatin1BIN2 = decode.Collation{Info: 0x02000409}
 )
 
 // CollationName returns the SQL Server name of one of the collations above
@@ -36,6 +41,10 @@ func CollationName(c decode.Collation) (name, charset string) {
 		return "Japanese_CI_AS", "cp932"
 	case CollUTF8:
 		return "Latin1_General_100_CI_AS_SC_UTF8", "UTF8"
+	case CollLatin1CS:
+		return "Latin1_General_CS_AS", "iso_1"
+	case CollLatin1BIN2:
+		return "Latin1_General_BIN2", "iso_1"
 	}
 	return "", ""
 }

@@ -12,7 +12,11 @@
 //     [[INNER|LEFT|CROSS] JOIN ... ON ...]] [WHERE ...] [GROUP BY ...
 //     [HAVING ...]] [ORDER BY ... [OFFSET n ROWS [FETCH NEXT m ROWS ONLY]]],
 //     with bracketed/quoted identifiers, one- to three-part names,
-//     case-insensitive names and text comparisons, three-valued logic,
+//     case-insensitive names, text compared by the collation of the column
+//     involved (comparisons, IN, BETWEEN, ORDER BY, GROUP BY, DISTINCT,
+//     MIN/MAX: case-insensitive under _CI_, case-sensitive lower case
+//     first under _CS_, code points under _BIN/_BIN2, trailing blanks
+//     ignored by all; values.go), three-valued logic,
 //     @parameters, CASE, LIKE, IN, BETWEEN, arithmetic, COUNT/COUNT_BIG/MIN/
 //     MAX/SUM/AVG, the scalar functions catalog queries use (OBJECT_ID,
 //     SCHEMA_NAME, COLUMNPROPERTY, SUBSTRING, LEN, REPLACE, ...), @@VERSION,

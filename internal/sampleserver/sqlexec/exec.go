@@ -1001,7 +1001,7 @@ func (s *Session) materialize(sc *scope, st *selectStmt, items []outItem, order 
 					if err != nil {
 						return err
 					}
-					b.WriteString(groupKey(v))
+					b.WriteString(groupKeyRule(v, sc.textRule(g)))
 					b.WriteByte(0)
 				}
 				key = b.String()
@@ -1141,8 +1141,8 @@ func (s *Session) materialize(sc *scope, st *selectStmt, items []outItem, order 
 		k := 0
 		for _, r := range out {
 			var b strings.Builder
-			for _, v := range r.vals {
-				b.WriteString(groupKey(v))
+			for i, v := range r.vals {
+				b.WriteString(groupKeyRule(v, sc.textRule(items[i].e)))
 				b.WriteByte(0)
 			}
 			if seen[b.String()] {
@@ -1155,9 +1155,13 @@ func (s *Session) materialize(sc *scope, st *selectStmt, items []outItem, order 
 		out = out[:k]
 	}
 	if len(order) > 0 {
+		rules := make([]textRule, len(order))
+		for i, o := range order {
+			rules[i] = sc.textRule(o.Expr)
+		}
 		sort.SliceStable(out, func(a, b int) bool {
 			for i, o := range order {
-				c := compareNullsFirst(out[a].keys[i], out[b].keys[i])
+				c := compareNullsFirst(out[a].keys[i], out[b].keys[i], rules[i])
 				if o.Desc {
 					c = -c
 				}
@@ -1249,7 +1253,7 @@ func stOn(st *selectStmt, k int) expr {
 	return nil
 }
 
-func compareNullsFirst(a, b any) int {
+func compareNullsFirst(a, b any, r textRule) int {
 	switch {
 	case a == nil && b == nil:
 		return 0
@@ -1258,17 +1262,23 @@ func compareNullsFirst(a, b any) int {
 	case b == nil:
 		return 1
 	}
-	c, _ := compare(a, b)
+	c, _ := compareRule(a, b, r)
 	return c
 }
 
 // groupKey is a grouping/DISTINCT key: equal under the case-insensitive
 // collation means equal key.
-func groupKey(v any) string {
+func groupKey(v any) string { return groupKeyRule(v, ruleFold) }
+
+// groupKeyRule is groupKey for text compared by rule r.
+func groupKeyRule(v any, r textRule) string {
 	switch x := v.(type) {
 	case nil:
 		return "\x01"
 	case string:
+		if r != ruleFold {
+			return "s" + strings.TrimRight(x, " ")
+		}
 		return "s" + strings.ToLower(strings.TrimRight(x, " "))
 	case []byte:
 		return "b" + string(x)
@@ -1308,7 +1318,7 @@ func (a *aggAcc) add(sc *scope, f *funcExpr, e *env) error {
 		if a.seen == nil {
 			a.seen = map[string]bool{}
 		}
-		k := groupKey(v)
+		k := groupKeyRule(v, sc.textRule(f.Args[0]))
 		if a.seen[k] {
 			return nil
 		}
@@ -1321,7 +1331,7 @@ func (a *aggAcc) add(sc *scope, f *funcExpr, e *env) error {
 			a.best, a.anyVal = v, true
 			return nil
 		}
-		c, ok := compare(v, a.best)
+		c, ok := compareRule(v, a.best, sc.textRule(f.Args[0]))
 		if !ok {
 			return errConvert(v, a.best)
 		}

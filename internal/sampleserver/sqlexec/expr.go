@@ -31,6 +31,22 @@ type scope struct {
 	inAgg bool
 }
 
+// textRule is how the comparison of xs compares text: by the collation
+// of the first column among them (a column's collation wins over a
+// constant's or a parameter's, as SQL Server's collation precedence
+// has it), else case-insensitively.
+func (sc *scope) textRule(xs ...expr) textRule {
+	for _, x := range xs {
+		if c, ok := x.(*colExpr); ok && c.bound && c.src < len(sc.srcs) && sc.srcs[c.src] != nil {
+			ti := &sc.srcs[c.src].t.Columns[c.col].Type
+			if ti.Kind().HasCollation() {
+				return ruleOf(ti.Collation)
+			}
+		}
+	}
+	return ruleFold
+}
+
 // env is the row an expression is evaluated on.
 type env struct {
 	rows [][]any // per source
@@ -609,7 +625,7 @@ func (sc *scope) eval(x expr, e *env) (any, error) {
 					return nil, err
 				}
 				if op != nil && wv != nil {
-					c, ok := compare(op, wv)
+					c, ok := compareRule(op, wv, sc.textRule(x.Operand, w.Cond))
 					match = ok && c == 0
 				}
 			} else {
@@ -667,7 +683,7 @@ func (sc *scope) eval(x expr, e *env) (any, error) {
 				sawNull = true
 				continue
 			}
-			c, ok := compare(v, w)
+			c, ok := compareRule(v, w, sc.textRule(x.E, it))
 			if !ok {
 				return nil, errConvert(v, w)
 			}
@@ -691,8 +707,9 @@ func (sc *scope) eval(x expr, e *env) (any, error) {
 		if v == nil || lo == nil || hi == nil {
 			return nil, nil
 		}
-		c1, ok1 := compare(v, lo)
-		c2, ok2 := compare(v, hi)
+		r := sc.textRule(x.E, x.Lo, x.Hi)
+		c1, ok1 := compareRule(v, lo, r)
+		c2, ok2 := compareRule(v, hi, r)
 		if !ok1 || !ok2 {
 			return nil, errConvert(v, lo)
 		}
@@ -800,7 +817,11 @@ func (sc *scope) evalBin(x *binExpr, e *env) (any, error) {
 	}
 	switch x.Op {
 	case "=", "<>", "<", "<=", ">", ">=":
-		c, ok := compare(l, r)
+		rule := ruleFold
+		if _, ok := l.(string); ok {
+			rule = sc.textRule(x.L, x.R)
+		}
+		c, ok := compareRule(l, r, rule)
 		if !ok {
 			return nil, errConvertLine(l, r, x.Line)
 		}

@@ -256,7 +256,7 @@ func parseDateTimeText(s string) (decode.DateTimeOffset, bool) {
 }
 
 // compare compares two non-NULL values as SQL Server would under a
-// case-insensitive collation: numbers numerically, strings ignoring case and
+// case-insensitive collation (compareRule under another): numbers numerically, strings ignoring case and
 // trailing blanks, dates chronologically (strings converted), binary
 // bytewise, uniqueidentifier in SQL Server's own byte order
 // (decode.CompareGUID). ok is false when the values are not comparable.
@@ -331,6 +331,64 @@ func compare(a, b any) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// textRule is how a collation compares text. Every rule ignores trailing
+// blanks (the ANSI padding rule SQL Server applies to = and <).
+type textRule uint8
+
+const (
+	// ruleFold is a case-insensitive collation's (_CI_): case folded.
+	ruleFold textRule = iota
+	// ruleCase is a case-sensitive linguistic collation's (_CS_): case
+	// folded first, then, between values that differ only in case, lower
+	// case before upper at the first difference, as Windows collations
+	// sort; not the order of the bytes, where 'B' comes before 'a'.
+	ruleCase
+	// ruleBinary is a _BIN or _BIN2 collation's: code points.
+	ruleBinary
+)
+
+// ruleOf is the rule of collation c; a zero collation (a value with none)
+// is case-insensitive, the sample database's default.
+func ruleOf(c decode.Collation) textRule {
+	if c == (decode.Collation{}) {
+		return ruleFold
+	}
+	f := c.Flags()
+	switch {
+	case f&(decode.CollationBinary|decode.CollationBinary2) != 0:
+		return ruleBinary
+	case f&decode.CollationIgnoreCase == 0:
+		return ruleCase
+	}
+	return ruleFold
+}
+
+// compareRule is compare with text compared by rule r.
+func compareRule(a, b any, r textRule) (int, bool) {
+	if r != ruleFold {
+		if x, ok := a.(string); ok {
+			if y, ok := b.(string); ok {
+				return compareTextRule(x, y, r), true
+			}
+		}
+	}
+	return compare(a, b)
+}
+
+// compareTextRule compares text by rule r.
+func compareTextRule(a, b string, r textRule) int {
+	switch r {
+	case ruleBinary:
+		return strings.Compare(strings.TrimRight(a, " "), strings.TrimRight(b, " "))
+	case ruleCase:
+		if c := compareText(a, b); c != 0 {
+			return c
+		}
+		return -strings.Compare(strings.TrimRight(a, " "), strings.TrimRight(b, " "))
+	}
+	return compareText(a, b)
 }
 
 // compareText compares case-insensitively, ignoring trailing blanks (the
