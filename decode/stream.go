@@ -525,6 +525,39 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 					continue
 				}
 			}
+		case fastInt4:
+			if pos+4 <= len(buf) {
+				sink.Int(col, int64(int32(binary.LittleEndian.Uint32(buf[pos:]))))
+				pos += 4
+				continue
+			}
+		case fastInt8:
+			if pos+8 <= len(buf) {
+				sink.Int(col, int64(binary.LittleEndian.Uint64(buf[pos:])))
+				pos += 8
+				continue
+			}
+		case fastDecimal:
+			// One 8-byte load masked to the magnitude's length (the
+			// 4-byte form when p.size is 5), checked against the
+			// precision as decimalFromWire does; anything else, NULL
+			// aside, goes to cell(), errors included.
+			if pos+10 <= len(buf) {
+				l := int(buf[pos])
+				if l == int(p.size) {
+					sign := buf[pos+1]
+					lo := binary.LittleEndian.Uint64(buf[pos+2:]) & p.dmask
+					if sign <= 1 && lo <= p.dmax {
+						sink.Decimal(col, Decimal{Lo: lo, Neg: sign == 0 && lo != 0, Scale: p.scale, Precision: p.prec})
+						pos += 1 + l
+						continue
+					}
+				} else if l == 0 {
+					sink.Null(col)
+					pos++
+					continue
+				}
+			}
 		case fastByteLen:
 			if pos < len(buf) {
 				l := int(buf[pos])
