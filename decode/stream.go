@@ -173,9 +173,10 @@ func (s *Stream) Next(buf []byte) (n int, ev Event, err error) {
 		return 0, EventNone, ErrNeedMore
 	}
 	tok := buf[0]
-	switch tok {
-	case TokenRow, TokenNBCRow:
+	if tok == TokenRow || tok == TokenNBCRow { // nearly every token: before the switch's search
 		return s.finish(s.startRow(buf, tok))
+	}
+	switch tok {
 	case TokenColMetadata:
 		return s.finish(s.colMetadata(buf))
 	case TokenDone, TokenDoneProc, TokenDoneInProc:
@@ -436,7 +437,10 @@ func (s *Stream) startRow(buf []byte, tok byte) (int, Event, error) {
 // row decodes cells of the row in progress from buf[pos].
 func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 	d := &s.cd
-	d.base, d.tok, d.where = s.base, s.rowTok, ""
+	d.base, d.tok = s.base, s.rowTok
+	if d.where != "" { // a string store costs a write barrier check per row
+		d.where = ""
+	}
 	var err error
 	if d.lv.active {
 		if pos, err = d.resume(buf, pos); err != nil {
@@ -527,13 +531,13 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 			}
 		case fastInt4:
 			if pos+4 <= len(buf) {
-				sink.Int(col, int64(int32(binary.LittleEndian.Uint32(buf[pos:]))))
+				sink.Int(col, int64(int32(binary.LittleEndian.Uint32(buf[pos:pos+4]))))
 				pos += 4
 				continue
 			}
 		case fastInt8:
 			if pos+8 <= len(buf) {
-				sink.Int(col, int64(binary.LittleEndian.Uint64(buf[pos:])))
+				sink.Int(col, int64(binary.LittleEndian.Uint64(buf[pos:pos+8])))
 				pos += 8
 				continue
 			}
@@ -546,7 +550,7 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 				l := int(buf[pos])
 				if l == int(p.size) {
 					sign := buf[pos+1]
-					lo := binary.LittleEndian.Uint64(buf[pos+2:]) & p.dmask
+					lo := binary.LittleEndian.Uint64(buf[pos+2:pos+10]) & p.dmask
 					if sign <= 1 && lo <= p.dmax {
 						sink.Decimal(col, Decimal{Lo: lo, Neg: sign == 0 && lo != 0, Scale: p.scale, Precision: p.prec})
 						pos += 1 + l

@@ -77,6 +77,9 @@ type colBuf struct {
 	toff   []int    // sql_variant: end offset in tarena per row (NULL: empty)
 	// geography/geometry: the geometry types of the batch's values
 	geoTypes uint16
+	// the short paths of Int and Decimal: a NOT NULL INT32/INT64 column,
+	// a NOT NULL DECIMAL stored as INT32/INT64 (one load to test)
+	shortInt, shortDec bool
 }
 
 // batch is one row group being filled or encoded.
@@ -319,7 +322,10 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 func (s *Sink) newBatch() *batch {
 	b := &batch{cols: make([]colBuf, len(s.plans)), done: make(chan error, 1), idle: make(chan struct{}, 1)}
 	for i := range s.plans {
-		b.cols[i] = colBuf{colPlan: s.plans[i], scale: s.cols[i].Type.Scale, name: s.cols[i].Name}
+		p := &s.plans[i]
+		b.cols[i] = colBuf{colPlan: *p, scale: s.cols[i].Type.Scale, name: s.cols[i].Name,
+			shortInt: !p.optional && (p.kind == kInt32 || p.kind == kInt64),
+			shortDec: !p.optional && (p.kind == kDecInt32 || p.kind == kDecInt64)}
 	}
 	return b
 }
@@ -521,7 +527,7 @@ func (s *Sink) Bool(col int, v bool) {
 // (levels, growth, sql_variant, a mismatch) is intSlow, out of line.
 func (s *Sink) Int(col int, v int64) {
 	c := &s.fill.cols[col]
-	if n := len(c.u64); c.kind-kInt32 <= kInt64-kInt32 && !c.optional && n < cap(c.u64) {
+	if n := len(c.u64); c.shortInt && n < cap(c.u64) {
 		c.u64[:n+1][n] = uint64(v)
 		c.u64 = c.u64[:n+1]
 		return
@@ -576,7 +582,7 @@ func (s *Sink) Float64(col int, v float64) {
 // everything else is decimalSlow, out of line.
 func (s *Sink) Decimal(col int, v decode.Decimal) {
 	c := &s.fill.cols[col]
-	if n := len(c.u64); c.kind-kDecInt32 <= kDecInt64-kDecInt32 && !c.optional && n < cap(c.u64) &&
+	if n := len(c.u64); c.shortDec && n < cap(c.u64) &&
 		v.Scale == c.scale && v.Hi == 0 && v.Lo <= math.MaxInt64 {
 		x := int64(v.Lo)
 		if v.Neg {
