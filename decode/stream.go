@@ -173,7 +173,13 @@ func (s *Stream) Next(buf []byte) (n int, ev Event, err error) {
 		return 0, EventNone, ErrNeedMore
 	}
 	tok := buf[0]
-	if tok == TokenRow || tok == TokenNBCRow { // nearly every token: before the switch's search
+	// Rows are nearly every token: tested before the switch's search, and
+	// a ROW (no null bitmap) starts here rather than in startRow's frame.
+	if tok == TokenRow && len(s.plan) > 0 {
+		s.nbc, s.inRow, s.col, s.rowTok = false, true, 0, tok
+		return s.finish(s.row(buf, 1))
+	}
+	if tok == TokenRow || tok == TokenNBCRow {
 		return s.finish(s.startRow(buf, tok))
 	}
 	switch tok {
