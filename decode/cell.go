@@ -79,6 +79,7 @@ const (
 	fastInt4          // int (fixed length)
 	fastInt8          // bigint (fixed length)
 	fastDecimal       // DECIMALN/NUMERICN of precision up to 19 (a 4- or 8-byte magnitude)
+	fastDate          // DATEN
 )
 
 // makePlan fills p for one column of type ti with mode m. td must be
@@ -246,6 +247,8 @@ func makePlan(p *colPlan, ti *TypeInfo, m Mode, td *textDecoder) error {
 			p.fast = fastInt4
 		case ti.Type == TypeInt8:
 			p.fast = fastInt8
+		case ti.Type == TypeDateN && p.lens&(1<<3) != 0:
+			p.fast = fastDate
 		case p.vk == vkDecimal && p.prec <= 19:
 			// SQL Server sends a value of precision up to 9 as a sign byte
 			// and 4 bytes, up to 19 as a sign byte and 8 bytes.

@@ -568,6 +568,21 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 					continue
 				}
 			}
+		case fastDate:
+			if pos+4 <= len(buf) {
+				switch buf[pos] {
+				case 3:
+					if days := int32(buf[pos+1]) | int32(buf[pos+2])<<8 | int32(buf[pos+3])<<16; days <= cellMaxDate {
+						sink.Date(col, days)
+						pos += 4
+						continue
+					}
+				case 0:
+					sink.Null(col)
+					pos++
+					continue
+				}
+			}
 		case fastByteLen:
 			if pos < len(buf) {
 				l := int(buf[pos])
