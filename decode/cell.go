@@ -80,6 +80,7 @@ const (
 	fastInt8          // bigint (fixed length)
 	fastDecimal       // DECIMALN/NUMERICN of precision up to 19 (a 4- or 8-byte magnitude)
 	fastDate          // DATEN
+	fastDT8           // datetime (fixed length)
 )
 
 // makePlan fills p for one column of type ti with mode m. td must be
@@ -247,6 +248,8 @@ func makePlan(p *colPlan, ti *TypeInfo, m Mode, td *textDecoder) error {
 			p.fast = fastInt4
 		case ti.Type == TypeInt8:
 			p.fast = fastInt8
+		case ti.Type == TypeDateTime:
+			p.fast = fastDT8
 		case ti.Type == TypeDateN && p.lens&(1<<3) != 0:
 			p.fast = fastDate
 		case p.vk == vkDecimal && p.prec <= 19:

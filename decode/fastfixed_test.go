@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The row loop's inlined int, decimal and date cases must decode exactly what
+// The row loop's inlined int, decimal, date and datetime cases must decode exactly what
 // the general path decodes, and reject exactly what it rejects at the same
 // offset, however the stream is split.
 func TestStreamFixedFastPaths(t *testing.T) {
@@ -19,6 +19,7 @@ func TestStreamFixedFastPaths(t *testing.T) {
 		{Name: "i8", Type: TypeInfo{Type: TypeInt8}},
 		dec(4, 2, 5), dec(9, 0, 5), dec(10, 2, 9), dec(19, 4, 9), dec(9, 3, 17),
 		{Name: "dt", Type: TypeInfo{Type: TypeDateN}},
+		{Name: "ts", Type: TypeInfo{Type: TypeDateTime}},
 	}
 	meta := AppendColMetadata(nil, cols)
 	// a decimal cell: length, sign byte, magnitude of n bytes
@@ -36,6 +37,9 @@ func TestStreamFixedFastPaths(t *testing.T) {
 	date := func(l int, days uint32) []byte {
 		return append([]byte{byte(l)}, binary.LittleEndian.AppendUint32(nil, days)[:l]...)
 	}
+	dtm := func(days int32, ticks uint32) []byte {
+		return binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, uint32(days)), ticks)
+	}
 	i4 := func(v int32) []byte { return binary.LittleEndian.AppendUint32(nil, uint32(v)) }
 	i8 := func(v int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(v)) }
 	row := func(cells ...[]byte) []byte {
@@ -46,25 +50,28 @@ func TestStreamFixedFastPaths(t *testing.T) {
 		return b
 	}
 	good := [][]byte{
-		row(i4(0), i8(0), cell(5, 1, 0), cell(5, 1, 0), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 0)),
-		row(i4(-1), i8(-1), cell(5, 0, 9999), cell(5, 0, 999999999), cell(9, 0, 9999999999), cell(9, 0, 9999999999999999999), cell(5, 0, 999999999), date(0, 0)),
-		row(i4(1<<31-1), i8(1<<63-1), cell(5, 0, 0), cell(0, 0, 0), cell(9, 0, 0), cell(0, 0, 0), cell(9, 1, 12345), date(3, 3652058)),
-		row(i4(-1<<31), i8(-1<<63), cell(0, 0, 0), cell(5, 1, 1), cell(5, 1, 77), cell(5, 0, 4294967295), cell(13, 1, 5), date(3, 738000)),
+		row(i4(0), i8(0), cell(5, 1, 0), cell(5, 1, 0), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 0), dtm(0, 0)),
+		row(i4(-1), i8(-1), cell(5, 0, 9999), cell(5, 0, 999999999), cell(9, 0, 9999999999), cell(9, 0, 9999999999999999999), cell(5, 0, 999999999), date(0, 0), dtm(-53690, 0)),
+		row(i4(1<<31-1), i8(1<<63-1), cell(5, 0, 0), cell(0, 0, 0), cell(9, 0, 0), cell(0, 0, 0), cell(9, 1, 12345), date(3, 3652058), dtm(2958463, 300*86400-1)),
+		row(i4(-1<<31), i8(-1<<63), cell(0, 0, 0), cell(5, 1, 1), cell(5, 1, 77), cell(5, 0, 4294967295), cell(13, 1, 5), date(3, 738000), dtm(45000, 1)),
 		// the general path lets a 64-bit magnitude above 10^19-1 pass at
 		// precision 19; the inlined case leaves it to the general path
-		row(i4(7), i8(7), cell(5, 1, 7), cell(5, 1, 7), cell(9, 1, 7), cell(9, 1, 1e19), cell(5, 1, 7), date(3, 1)),
+		row(i4(7), i8(7), cell(5, 1, 7), cell(5, 1, 7), cell(9, 1, 7), cell(9, 1, 1e19), cell(5, 1, 7), date(3, 1), dtm(-1, 2)),
 	}
 	bad := [][]byte{
-		row(i4(0), i8(0), cell(5, 1, 10000), cell(5, 1, 0), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 5)),
-		row(i4(0), i8(0), cell(5, 2, 1), cell(5, 1, 0), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 0)),
-		row(i4(0), i8(0), cell(9, 1, 1), cell(5, 1, 0), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 3652058)),
-		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1000000000), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 0)),
-		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 10000000000), cell(9, 1, 0), cell(5, 1, 0), date(3, 738000)),
-		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(9, 3, 1), cell(5, 1, 0), date(3, 1)),
-		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(9, 0, 1), cell(17, 1, 1e9), date(3, 5)),
-		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(3, 0, 1), cell(5, 1, 0), date(3, 0)),
-		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(9, 0, 1), cell(5, 1, 0), date(3, 3652059)),
-		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(9, 0, 1), cell(5, 1, 0), date(2, 5)),
+		row(i4(0), i8(0), cell(5, 1, 10000), cell(5, 1, 0), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 5), dtm(12, 25919999)),
+		row(i4(0), i8(0), cell(5, 2, 1), cell(5, 1, 0), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 0), dtm(0, 0)),
+		row(i4(0), i8(0), cell(9, 1, 1), cell(5, 1, 0), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 3652058), dtm(-53690, 0)),
+		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1000000000), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 0), dtm(2958463, 300*86400-1)),
+		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 10000000000), cell(9, 1, 0), cell(5, 1, 0), date(3, 738000), dtm(45000, 1)),
+		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(9, 3, 1), cell(5, 1, 0), date(3, 1), dtm(-1, 2)),
+		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(9, 0, 1), cell(17, 1, 1e9), date(3, 5), dtm(12, 25919999)),
+		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(3, 0, 1), cell(5, 1, 0), date(3, 0), dtm(0, 0)),
+		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(9, 0, 1), cell(5, 1, 0), date(3, 3652059), dtm(-53690, 0)),
+		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(9, 0, 1), cell(5, 1, 0), date(2, 5), dtm(2958463, 300*86400-1)),
+		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(9, 0, 1), cell(5, 1, 0), date(3, 5), dtm(-53691, 0)),
+		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(9, 0, 1), cell(5, 1, 0), date(3, 5), dtm(2958464, 0)),
+		row(i4(0), i8(0), cell(5, 1, 1), cell(5, 1, 1), cell(9, 1, 1), cell(9, 0, 1), cell(5, 1, 0), date(3, 5), dtm(0, 300*86400)),
 	}
 	var all []byte
 	for _, r := range good {

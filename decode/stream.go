@@ -568,6 +568,18 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 					continue
 				}
 			}
+		case fastDT8:
+			// legacyDateTime's 8-byte case: days since 1900-01-01 and
+			// 1/300 s ticks, checked the same way
+			if pos+8 <= len(buf) {
+				days := int32(binary.LittleEndian.Uint32(buf[pos : pos+4]))
+				t := int64(binary.LittleEndian.Uint32(buf[pos+4 : pos+8]))
+				if days >= cellMinDateTime && days <= cellMaxDateTime && t < 300*86400 {
+					sink.DateTime(col, DateTime{Days: days + cellEpoch1900, Ticks: (t*100000 + 1) / 3})
+					pos += 8
+					continue
+				}
+			}
 		case fastDate:
 			if pos+4 <= len(buf) {
 				switch buf[pos] {
