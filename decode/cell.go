@@ -47,11 +47,13 @@ type colPlan struct {
 	shape uint8
 	vk    uint8
 	mode  Mode
-	size  uint8  // shapeFixed: bytes; time kinds: length of the time part
+	size  uint8  // shapeFixed: bytes; time kinds: length of the time part; fastDecimal: the value's length
 	lens  uint32 // shapeByteLen: bit l set = length l allowed (besides 0 = NULL)
 	max   uint32 // USHORTLEN/LONGLEN declared maximum length in bytes
 	scale uint8  // time scale, or decimal scale
 	prec  uint8  // decimal precision
+	dmask uint64 // fastDecimal: the magnitude's bytes in a 64-bit load
+	dmax  uint64 // fastDecimal: the largest magnitude of the precision
 	utf16 bool   // byte counts must be even
 	fast  uint8  // fastIntN, fastText, fastBytes or 0: the row loop's inlined cases
 	td    *textDecoder
@@ -74,6 +76,11 @@ const (
 	fastByteLen       // other BYTELEN fixed-size values (FLTN, DECIMALN, DATETIME2N, GUID, ...)
 	fastFixed         // fixed-length types
 	fastNText         // USHORTLEN nchar data (UTF-16)
+	fastInt4          // int (fixed length)
+	fastInt8          // bigint (fixed length)
+	fastDecimal       // DECIMALN/NUMERICN of precision up to 19 (a 4- or 8-byte magnitude)
+	fastDate          // DATEN
+	fastDT8           // datetime (fixed length)
 )
 
 // makePlan fills p for one column of type ti with mode m. td must be
@@ -237,6 +244,25 @@ func makePlan(p *colPlan, ti *TypeInfo, m Mode, td *textDecoder) error {
 		switch {
 		case ti.Type == TypeIntN:
 			p.fast = fastIntN
+		case ti.Type == TypeInt4:
+			p.fast = fastInt4
+		case ti.Type == TypeInt8:
+			p.fast = fastInt8
+		case ti.Type == TypeDateTime:
+			p.fast = fastDT8
+		case ti.Type == TypeDateN && p.lens&(1<<3) != 0:
+			p.fast = fastDate
+		case p.vk == vkDecimal && p.prec <= 19:
+			// SQL Server sends a value of precision up to 9 as a sign byte
+			// and 4 bytes, up to 19 as a sign byte and 8 bytes.
+			l, mask := uint8(5), uint64(math.MaxUint32)
+			if p.prec > 9 {
+				l, mask = 9, math.MaxUint64
+			}
+			p.fast = fastByteLen
+			if p.lens&(1<<l) != 0 {
+				p.fast, p.size, p.dmask, p.dmax = fastDecimal, l, mask, maxMagnitude[p.prec][1]
+			}
 		case p.shape == shapeUShort && p.vk == vkBytes:
 			p.fast = fastBytes
 		case p.shape == shapeUShort && p.vk == vkText && p.utf16:

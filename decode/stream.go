@@ -173,9 +173,16 @@ func (s *Stream) Next(buf []byte) (n int, ev Event, err error) {
 		return 0, EventNone, ErrNeedMore
 	}
 	tok := buf[0]
-	switch tok {
-	case TokenRow, TokenNBCRow:
+	// Rows are nearly every token: tested before the switch's search, and
+	// a ROW (no null bitmap) starts here rather than in startRow's frame.
+	if tok == TokenRow && len(s.plan) > 0 {
+		s.nbc, s.inRow, s.col, s.rowTok = false, true, 0, tok
+		return s.finish(s.row(buf, 1))
+	}
+	if tok == TokenRow || tok == TokenNBCRow {
 		return s.finish(s.startRow(buf, tok))
+	}
+	switch tok {
 	case TokenColMetadata:
 		return s.finish(s.colMetadata(buf))
 	case TokenDone, TokenDoneProc, TokenDoneInProc:
@@ -436,7 +443,10 @@ func (s *Stream) startRow(buf []byte, tok byte) (int, Event, error) {
 // row decodes cells of the row in progress from buf[pos].
 func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 	d := &s.cd
-	d.base, d.tok, d.where = s.base, s.rowTok, ""
+	d.base, d.tok = s.base, s.rowTok
+	if d.where != "" { // a string store costs a write barrier check per row
+		d.where = ""
+	}
 	var err error
 	if d.lv.active {
 		if pos, err = d.resume(buf, pos); err != nil {
@@ -525,6 +535,66 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 						d.whole(col, p.td, v)
 					}
 					pos = end
+					continue
+				}
+			}
+		case fastInt4:
+			if pos+4 <= len(buf) {
+				sink.Int(col, int64(int32(binary.LittleEndian.Uint32(buf[pos:pos+4]))))
+				pos += 4
+				continue
+			}
+		case fastInt8:
+			if pos+8 <= len(buf) {
+				sink.Int(col, int64(binary.LittleEndian.Uint64(buf[pos:pos+8])))
+				pos += 8
+				continue
+			}
+		case fastDecimal:
+			// One 8-byte load masked to the magnitude's length (the
+			// 4-byte form when p.size is 5), checked against the
+			// precision as decimalFromWire does; anything else, NULL
+			// aside, goes to cell(), errors included.
+			if pos+10 <= len(buf) {
+				l := int(buf[pos])
+				if l == int(p.size) {
+					sign := buf[pos+1]
+					lo := binary.LittleEndian.Uint64(buf[pos+2:pos+10]) & p.dmask
+					if sign <= 1 && lo <= p.dmax {
+						sink.Decimal(col, Decimal{Lo: lo, Neg: sign == 0 && lo != 0, Scale: p.scale, Precision: p.prec})
+						pos += 1 + l
+						continue
+					}
+				} else if l == 0 {
+					sink.Null(col)
+					pos++
+					continue
+				}
+			}
+		case fastDT8:
+			// legacyDateTime's 8-byte case: days since 1900-01-01 and
+			// 1/300 s ticks, checked the same way
+			if pos+8 <= len(buf) {
+				days := int32(binary.LittleEndian.Uint32(buf[pos : pos+4]))
+				t := int64(binary.LittleEndian.Uint32(buf[pos+4 : pos+8]))
+				if days >= cellMinDateTime && days <= cellMaxDateTime && t < 300*86400 {
+					sink.DateTime(col, DateTime{Days: days + cellEpoch1900, Ticks: (t*100000 + 1) / 3})
+					pos += 8
+					continue
+				}
+			}
+		case fastDate:
+			if pos+4 <= len(buf) {
+				switch buf[pos] {
+				case 3:
+					if days := int32(buf[pos+1]) | int32(buf[pos+2])<<8 | int32(buf[pos+3])<<16; days <= cellMaxDate {
+						sink.Date(col, days)
+						pos += 4
+						continue
+					}
+				case 0:
+					sink.Null(col)
+					pos++
 					continue
 				}
 			}

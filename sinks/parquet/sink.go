@@ -79,6 +79,9 @@ type colBuf struct {
 	toff   []int    // sql_variant: end offset in tarena per row (NULL: empty)
 	// geography/geometry: the geometry types of the batch's values
 	geoTypes uint16
+	// the short paths of Int and Decimal: a NOT NULL INT32/INT64 column,
+	// a NOT NULL DECIMAL stored as INT32/INT64 (one load to test)
+	shortInt, shortDec bool
 }
 
 // batch is one row group being filled or encoded.
@@ -160,6 +163,10 @@ type Sink struct {
 	rows, bytesOut int64
 	groups         int64 // row groups handed to encoders
 	jobs           int64 // jobs streamed from batches being filled
+
+	// the fill batch's next row takes endRow when it reaches markRows
+	// rows or markBytes buffered bytes (EndRow, setMarks)
+	markRows, markBytes int64
 
 	variant bool  // a Variant call announced the next value's base type:
 	vscale  uint8 // its fractional second digits (DateTimeScale)
@@ -317,7 +324,10 @@ func (s *Sink) Columns(cols []decode.Column, modes []decode.Mode) error {
 func (s *Sink) newBatch() *batch {
 	b := &batch{cols: make([]colBuf, len(s.plans)), done: make(chan error, 1), idle: make(chan struct{}, 1)}
 	for i := range s.plans {
-		b.cols[i] = colBuf{colPlan: s.plans[i], scale: s.cols[i].Type.Scale, name: s.cols[i].Name}
+		p := &s.plans[i]
+		b.cols[i] = colBuf{colPlan: *p, scale: s.cols[i].Type.Scale, name: s.cols[i].Name,
+			shortInt: !p.optional && (p.kind == kInt32 || p.kind == kInt64),
+			shortDec: !p.optional && (p.kind == kDecInt32 || p.kind == kDecInt64)}
 	}
 	return b
 }
@@ -514,12 +524,24 @@ func (s *Sink) Bool(col int, v bool) {
 	}
 }
 
-// Int stores INT32 or INT64.
+// Int stores INT32 or INT64. The commonest cell call of all: a NOT NULL
+// integer column with room is one compare and the store; the rest
+// (levels, growth, sql_variant, a mismatch) is intSlow, out of line.
 func (s *Sink) Int(col int, v int64) {
+	c := &s.fill.cols[col]
+	if n := len(c.u64); c.shortInt && n < cap(c.u64) {
+		c.u64[:n+1][n] = uint64(v)
+		c.u64 = c.u64[:n+1]
+		return
+	}
+	s.intSlow(col, v)
+}
+
+//go:noinline
+func (s *Sink) intSlow(col int, v int64) {
 	c := &s.fill.cols[col]
 	switch c.kind {
 	case kInt32, kInt64:
-		// fixed, with put inlined: the commonest cell call of all
 		if !c.put(uint64(v)) {
 			s.fixedGrow(c, uint64(v))
 		}
@@ -558,7 +580,25 @@ func (s *Sink) Float64(col int, v float64) {
 
 // Decimal stores the unscaled value: INT32, INT64 or big-endian two's
 // complement FIXED_LEN_BYTE_ARRAY of the minimal length for the precision.
+// A value of a NOT NULL INT32 or INT64 column with room is stored here;
+// everything else is decimalSlow, out of line.
 func (s *Sink) Decimal(col int, v decode.Decimal) {
+	c := &s.fill.cols[col]
+	if n := len(c.u64); c.shortDec && n < cap(c.u64) &&
+		v.Scale == c.scale && v.Hi == 0 && v.Lo <= math.MaxInt64 {
+		x := int64(v.Lo)
+		if v.Neg {
+			x = -x
+		}
+		c.u64[:n+1][n] = uint64(x)
+		c.u64 = c.u64[:n+1]
+		return
+	}
+	s.decimalSlow(col, v)
+}
+
+//go:noinline
+func (s *Sink) decimalSlow(col int, v decode.Decimal) {
 	c := &s.fill.cols[col]
 	if c.kind == kVariant {
 		s.variantText(col, decode.AppendDecimalText(s.variantBuf(col), v))
@@ -884,8 +924,27 @@ func (s *Sink) EndValue(col int) {
 
 // EndRow counts the row and hands the batch to an encoder when it reaches
 // the row-group size.
+//
+// Most rows only count: whatever else a row can start (sizing the jobs at
+// predictFrom rows, the early trials at sampleValues, a full row group or
+// file, a streaming job) happens at a row count or a batch size known in
+// advance, which endRow leaves in markRows and markBytes. A row below both
+// (and without an error) takes the one comparison; the row at a mark
+// takes endRow, which checks everything as before. Until the first endRow,
+// and always while partitioning, markRows is 0: every row takes endRow.
 func (s *Sink) EndRow() error {
 	s.variant = false
+	b := s.fill
+	if n := b.rows + 1; n < s.markRows && b.bytes+n*s.fixedBytes < s.markBytes && s.err == nil {
+		b.rows = n
+		s.rows++
+		s.fileRows++
+		return nil
+	}
+	return s.endRow()
+}
+
+func (s *Sink) endRow() error {
 	if s.err != nil {
 		return s.err
 	}
@@ -909,7 +968,33 @@ func (s *Sink) EndRow() error {
 	} else if s.buffered()-s.fill.sentBytes >= s.chunk {
 		s.stream()
 	}
+	s.setMarks()
 	return s.err
+}
+
+// setMarks sets the row count (markRows) and the batch size (markBytes,
+// as buffered counts it) at which the fill batch's next row must take
+// endRow: the first of the rows and sizes at which endRow does more than
+// count (see EndRow).
+func (s *Sink) setMarks() {
+	b := s.fill
+	rows := int64(math.MaxInt64)
+	for _, at := range [...]int64{predictFrom, sampleValues} {
+		if b.rows < at {
+			rows = min(rows, at)
+		}
+	}
+	if s.cfg.RowGroupRows > 0 {
+		rows = min(rows, s.cfg.RowGroupRows)
+	}
+	if s.cfg.MaxRows > 0 {
+		rows = min(rows, b.rows+max(s.cfg.MaxRows-s.fileRows, 0))
+	}
+	bytes := s.cfg.RowGroupBytes
+	if s.chunk <= math.MaxInt64-b.sentBytes {
+		bytes = min(bytes, b.sentBytes+s.chunk)
+	}
+	s.markRows, s.markBytes = rows, bytes
 }
 
 // sizeChunk sizes the streaming jobs from the first rows of a file's
