@@ -780,7 +780,9 @@ func decimalFromWire(b []byte, prec, scale uint8) (Decimal, string) {
 	default:
 		return v, "invalid decimal length"
 	}
-	if (v.Hi != 0 || prec < 19) && !fitsPrecision(v.Hi, v.Lo, prec) {
+	// a 64-bit magnitude fits every precision from 20 up; at 19 it can
+	// exceed 10^19-1
+	if (v.Hi != 0 || prec <= 19) && !fitsPrecision(v.Hi, v.Lo, prec) {
 		return v, "decimal magnitude exceeds precision " + strconv.Itoa(int(prec))
 	}
 	if v.Hi == 0 && v.Lo == 0 {

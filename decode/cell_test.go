@@ -386,6 +386,7 @@ func TestCellMalformed(t *testing.T) {
 		{"decimal sign 2", TypeInfo{Type: TypeDecimalN, Size: 5, Precision: 9}, "05 02 00 00 00 00", "sign byte"},
 		{"decimal over precision", TypeInfo{Type: TypeDecimalN, Size: 5, Precision: 2}, "05 01 64 00 00 00", "exceeds precision"},
 		{"decimal(10) over 10^10", TypeInfo{Type: TypeDecimalN, Size: 9, Precision: 10}, "09 01 00 e4 0b 54 02 00 00 00", "exceeds precision"},
+		{"decimal(19) at 10^19", TypeInfo{Type: TypeDecimalN, Size: 9, Precision: 19}, "09 01 00 00 e8 89 04 23 c7 8a", "exceeds precision"},
 		{"decimal(12) sign 2", TypeInfo{Type: TypeDecimalN, Size: 9, Precision: 12}, "09 02 01 00 00 00 00 00 00 00", "sign byte"},
 		{"decimal(38) over 10^38", TypeInfo{Type: TypeDecimalN, Size: 17, Precision: 38}, "11 01 00 00 00 00 40 22 8a 09 7a c4 86 5a a8 4c 3b 4b", "exceeds precision"},
 		{"date after 9999", TypeInfo{Type: TypeDateN}, "03 db b9 37", "after 9999-12-31"},

@@ -54,11 +54,11 @@ func TestStreamFixedFastPaths(t *testing.T) {
 		row(i4(-1), i8(-1), cell(5, 0, 9999), cell(5, 0, 999999999), cell(9, 0, 9999999999), cell(9, 0, 9999999999999999999), cell(5, 0, 999999999), date(0, 0), dtm(-53690, 0)),
 		row(i4(1<<31-1), i8(1<<63-1), cell(5, 0, 0), cell(0, 0, 0), cell(9, 0, 0), cell(0, 0, 0), cell(9, 1, 12345), date(3, 3652058), dtm(2958463, 300*86400-1)),
 		row(i4(-1<<31), i8(-1<<63), cell(0, 0, 0), cell(5, 1, 1), cell(5, 1, 77), cell(5, 0, 4294967295), cell(13, 1, 5), date(3, 738000), dtm(45000, 1)),
-		// the general path lets a 64-bit magnitude above 10^19-1 pass at
-		// precision 19; the inlined case leaves it to the general path
-		row(i4(7), i8(7), cell(5, 1, 7), cell(5, 1, 7), cell(9, 1, 7), cell(9, 1, 1e19), cell(5, 1, 7), date(3, 1), dtm(-1, 2)),
+		row(i4(7), i8(7), cell(5, 1, 7), cell(5, 1, 7), cell(9, 1, 7), cell(9, 1, 1e19-1), cell(5, 1, 7), date(3, 1), dtm(-1, 2)),
 	}
 	bad := [][]byte{
+		// a 64-bit magnitude above 10^19-1 at precision 19
+		row(i4(7), i8(7), cell(5, 1, 7), cell(5, 1, 7), cell(9, 1, 7), cell(9, 1, 1e19), cell(5, 1, 7), date(3, 1), dtm(-1, 2)),
 		row(i4(0), i8(0), cell(5, 1, 10000), cell(5, 1, 0), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 5), dtm(12, 25919999)),
 		row(i4(0), i8(0), cell(5, 2, 1), cell(5, 1, 0), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 0), dtm(0, 0)),
 		row(i4(0), i8(0), cell(9, 1, 1), cell(5, 1, 0), cell(9, 1, 0), cell(9, 1, 0), cell(5, 1, 0), date(3, 3652058), dtm(-53690, 0)),
