@@ -394,7 +394,7 @@ func migrateConditions(targets []migrateTarget, commit, loadBefore string, pgSet
 	var b strings.Builder
 	b.WriteString("# tdsextract migrate beside pgloader\n\n")
 	fmt.Fprintf(&b, "`go run ./bench %s` at %s, %s/%s, %d CPUs; load average %s before the run, %s after.\n",
-		strings.Join(os.Args[1:], " "), commit, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadBefore, loadAverage())
+		shellArgs(os.Args[1:]), commit, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadBefore, loadAverage())
 	b.WriteString("Each leg is a child process migrating the target from one sample server (in the harness's process)\n" +
 		"into a fresh database of one PostgreSQL, legs alternating; medians of the repetitions after a discarded\n" +
 		"first; peak RSS is the child's ru_maxrss and client CPU its user and system time. Every table's row\n" +
@@ -449,4 +449,17 @@ func writeMigrateResults(rs []MigrateResult, conditions, md, out string) {
 	if md != "" {
 		_ = os.WriteFile(md, []byte(conditions+table), 0o644)
 	}
+}
+
+// shellArgs joins args as a shell would need them typed: an argument with
+// a space or a quote in it is single-quoted.
+func shellArgs(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t'\"$\\") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
 }
