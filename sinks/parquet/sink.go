@@ -954,10 +954,12 @@ func (s *Sink) endRow() error {
 	s.fill.rows++
 	s.rows++
 	s.fileRows++
-	if s.fill.rows == predictFrom && s.w == nil && !s.fill.streaming {
+	// streaming first: once the fill batch streams, its first job may be
+	// opening the file (s.w, s.enc) on another goroutine
+	if s.fill.rows == predictFrom && !s.fill.streaming && s.w == nil {
 		s.sizeChunk()
 	}
-	if s.fill.rows == sampleValues && s.enc == nil && s.trials == nil && s.w == nil && !s.fill.streaming {
+	if s.fill.rows == sampleValues && !s.fill.streaming && s.enc == nil && s.trials == nil && s.w == nil {
 		s.earlyTrials()
 	}
 	if group, fileFull := s.full(); group {
