@@ -71,20 +71,41 @@ type StreamOptions struct {
 	// MaxValueSize bounds one streamed value (a PLP total, the running sum
 	// of an unknown-length PLP value, a text/image length); 0 = MaxValueSize.
 	MaxValueSize int64
+	// RowBatch lets one Next call complete up to this many rows that follow
+	// each other in buf (ROW and NBCROW tokens), reporting them as one
+	// EventRow with their count in Stream.EventRows; 0 or 1 = one row per
+	// EventRow. It saves the return to the caller's loop and the token
+	// dispatch between rows. When the next row is not wholly resident,
+	// Next returns the rows it completed as the event and resumes the row
+	// in progress on the next call.
+	RowBatch int
 }
+
+// RowBatchSize is the StreamOptions.RowBatch the engine's sessions decode
+// result sets with, and the benchmarks that stand for them. Measured
+// (sinks/parquet BenchmarkParquetCellPath, thread CPU, medians of 5 A/B
+// pairs against one row per call): sales.order_lines 31.3 to 25.6 ns a
+// row, sales.orders 60.8 to 55.0, dbo.lineitem 127.5 to 123.8; decoding
+// into decode.Nop, order_lines 34 to 29. Beyond a few dozen rows the loop's
+// cost is gone and cancellation only waits longer.
+const RowBatchSize = 32
 
 // Stream decodes a server's token stream. It is not safe for concurrent use.
 // The exported fields hold the last decoded token of each kind; each is
 // valid until the next Next call that returns the same Event (Columns until
 // the next EventColMetadata).
 type Stream struct {
-	Columns            []Column
-	Done               Done
-	Message            Message
-	EnvChange          EnvChange
-	LoginAck           LoginAck
-	FeatureExtAck      FeatureExtAck
-	ReturnStatus       int32
+	Columns       []Column
+	Done          Done
+	Message       Message
+	EnvChange     EnvChange
+	LoginAck      LoginAck
+	FeatureExtAck FeatureExtAck
+	ReturnStatus  int32
+	// EventRows is how many rows the last Next call completed: for
+	// EventRow 1, or up to StreamOptions.RowBatch; for an error, the rows
+	// completed before it (whose EndRow returned nil); otherwise 0.
+	EventRows          int
 	ReturnValue        ReturnValue
 	Order              Order
 	TabName            TabName
@@ -167,6 +188,7 @@ func (s *Stream) Reset() {
 // twice. For EventRow the row's cells have been delivered and EndRow called.
 // A *ProtocolError (or a sink's error) is sticky until Reset.
 func (s *Stream) Next(buf []byte) (n int, ev Event, err error) {
+	s.EventRows = 0
 	if s.err != nil {
 		return 0, EventNone, s.err
 	}
@@ -476,6 +498,8 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 	nbc := s.nbc
 	maxRes := s.cap
 	col := s.col
+	done := 0 // rows completed by this call (RowBatch)
+nextRow:
 	for ; col < len(plan); col++ {
 		p := &plan[col]
 		if nbc && col>>3 < len(bits) && bits[col>>3]&(1<<(col&7)) != 0 {
@@ -672,6 +696,12 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 		}
 		if pos, err = d.cell(buf, pos, p, col, maxRes); err != nil {
 			s.col = col
+			s.EventRows = done
+			if err == ErrNeedMore && done > 0 {
+				// the rows completed so far are the event; the row in
+				// progress resumes on the next call
+				return pos, EventRow, nil
+			}
 			return pos, EventNone, err
 		}
 	}
@@ -680,9 +710,28 @@ func (s *Stream) row(buf []byte, pos int) (int, Event, error) {
 	s.Rows++
 	if s.sink != nil {
 		if err := s.sink.EndRow(); err != nil {
+			s.EventRows = done
 			return pos, EventNone, err
 		}
 	}
+	done++
+	// another row follows: decode it here, as Next would
+	if done < s.opts.RowBatch && pos < len(buf) {
+		switch tok := buf[pos]; {
+		case tok == TokenRow:
+			pos++
+			s.inRow, s.nbc, s.rowTok, s.col = true, false, tok, 0
+			nbc, d.tok, col = false, tok, 0
+			goto nextRow
+		case tok == TokenNBCRow && pos+1+len(bits) <= len(buf):
+			copy(bits, buf[pos+1:pos+1+len(bits)])
+			pos += 1 + len(bits)
+			s.inRow, s.nbc, s.rowTok, s.col = true, true, tok, 0
+			nbc, d.tok, col = true, tok, 0
+			goto nextRow
+		}
+	}
+	s.EventRows = done
 	return pos, EventRow, nil
 }
 

@@ -25,9 +25,9 @@ type Query struct {
 	// also ends up in the returned error) as it arrives. The Message is
 	// valid only during the call.
 	OnMessage func(*decode.Message)
-	// OnProgress, if set, is called with the rows received so far every
-	// ProgressRows rows (from the read loop, between rows: no wrapper
-	// around the sink, so nothing per cell).
+	// OnProgress, if set, is called each time the rows received pass a
+	// multiple of ProgressRows, with that multiple (from the read loop,
+	// between rows: no wrapper around the sink, so nothing per cell).
 	OnProgress func(rows int64)
 }
 
@@ -157,11 +157,17 @@ func (c *Conn) Query(ctx context.Context, q Query, sink decode.CellSink) (*Resul
 }
 
 func (c *Conn) streamOptions() decode.StreamOptions {
-	return decode.StreamOptions{ResidencyCap: c.cfg.ResidencyCap, RequestedFeatures: c.features}
+	return decode.StreamOptions{ResidencyCap: c.cfg.ResidencyCap, RequestedFeatures: c.features, RowBatch: rowBatch}
 }
 
+// rowBatch is how many buffered rows one decoder call may complete before
+// the read loop looks at cancellation again: the loop's own per-row cost
+// (the return, the event switch, the flag) is paid once per batch
+// (decode.RowBatchSize says what it saves).
+const rowBatch = decode.RowBatchSize
+
 // cancelPollRows is how often (in rows) the read loop polls the context's
-// Done channel directly, on top of the per-row flag check.
+// Done channel directly, on top of the flag check after every batch.
 const cancelPollRows = 64
 
 // errSinkFailed wraps an error returned by the sink (EndRow, Columns).
@@ -188,14 +194,17 @@ func (r *Result) err() error {
 // readResponse is the hot loop: decode what is buffered into the sink set on
 // c.stream, and only when the decoder needs more bytes, wait for the network
 // (fill arms the deadline).
-// Nothing here allocates per row; the per-row cost of cancellation is one
-// atomic load.
+// Nothing here allocates per row; the cost of cancellation is one atomic
+// load per batch of at most rowBatch rows.
 func (c *Conn) readResponse(q *Query, res *Result) error {
 	s := c.stream
 	for {
 		n, ev, err := s.Next(c.buf[c.r:c.wpos])
 		c.r += n
 		if err != nil {
+			// the rows a batch completed before a sink's or the
+			// stream's error were delivered
+			res.Rows += int64(s.EventRows)
 			if err == decode.ErrNeedMore || errors.Is(err, decode.ErrNeedMore) {
 				if c.w.interrupt.pending() {
 					return errInterrupted
@@ -213,14 +222,16 @@ func (c *Conn) readResponse(q *Query, res *Result) error {
 		}
 		switch ev {
 		case decode.EventRow:
-			res.Rows++
+			prev := res.Rows
+			res.Rows += int64(s.EventRows)
 			if c.w.interrupt.pending() {
 				return errInterrupted
 			}
 			// context.AfterFunc sets the flag from another goroutine, a
-			// little later than cancel returns; polling Done every
-			// cancelPollRows rows bounds how many rows that can take.
-			if res.Rows%cancelPollRows == 0 {
+			// little later than cancel returns; polling Done whenever the
+			// rows pass a multiple of cancelPollRows bounds how many rows
+			// that can take.
+			if res.Rows/cancelPollRows != prev/cancelPollRows {
 				if c.done != nil {
 					select {
 					case <-c.done:
@@ -228,8 +239,8 @@ func (c *Conn) readResponse(q *Query, res *Result) error {
 					default:
 					}
 				}
-				if q.OnProgress != nil && res.Rows%ProgressRows == 0 {
-					q.OnProgress(res.Rows)
+				if q.OnProgress != nil && res.Rows/ProgressRows != prev/ProgressRows {
+					q.OnProgress(res.Rows - res.Rows%ProgressRows)
 				}
 			}
 		case decode.EventColMetadata:

@@ -42,7 +42,7 @@ func BenchSink(b *testing.B, s sinks.Sink, tb *sampledb.Table, block int64, warm
 	if err := s.Open(ctx, sinks.ExtractInfo{Name: tb.Name}); err != nil {
 		b.Fatal(err)
 	}
-	st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
+	st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20, RowBatch: decode.RowBatchSize})
 	if err := st.SetSink(s); err != nil {
 		b.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func ExportTable(t testing.TB, s sinks.Sink, info sinks.ExtractInfo, tb *sampled
 // in blocks of 256 rows as a session would refill its buffer) into sink.
 func StreamTable(t testing.TB, tb *sampledb.Table, sink decode.CellSink, rows int64, nbc bool) {
 	t.Helper()
-	st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
+	st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20, RowBatch: decode.RowBatchSize})
 	if err := st.SetSink(sink); err != nil {
 		t.Fatal(err)
 	}

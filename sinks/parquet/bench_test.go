@@ -219,7 +219,7 @@ func sinkRun(b testing.TB, dir, name string, rows int64, buf []byte) sinks.Stats
 
 // feedAll decodes the TDS bytes buf into sink.
 func feedAll(b testing.TB, sink decode.CellSink, buf []byte) {
-	st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
+	st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20, RowBatch: decode.RowBatchSize})
 	_ = st.SetSink(sink)
 	sinktest.Feed(b, st, buf)
 }

@@ -47,7 +47,7 @@ func BenchmarkParquetCellPath(b *testing.B) {
 				b.Fatal(err)
 			}
 			feed := func() {
-				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
+				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20, RowBatch: decode.RowBatchSize})
 				if err := st.SetSink(s); err != nil {
 					b.Fatal(err)
 				}

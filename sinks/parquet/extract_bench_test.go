@@ -56,7 +56,7 @@ func BenchmarkParquetExtract(b *testing.B) {
 			b.SetBytes(int64(len(wire)))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
+				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20, RowBatch: decode.RowBatchSize})
 				if err := st.SetSink(decode.Nop{}); err != nil {
 					b.Fatal(err)
 				}
@@ -90,7 +90,7 @@ func BenchmarkParquetExtract(b *testing.B) {
 				if err := s.Open(ctx, sinks.ExtractInfo{Name: tb.Name, EstimatedRows: rows}); err != nil {
 					b.Fatal(err)
 				}
-				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
+				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20, RowBatch: decode.RowBatchSize})
 				if err := st.SetSink(s); err != nil {
 					b.Fatal(err)
 				}

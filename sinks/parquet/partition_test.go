@@ -601,7 +601,7 @@ func BenchmarkParquetSinkPartitioned(b *testing.B) {
 			}
 			ctx := context.Background()
 			_ = s.Open(ctx, sinks.ExtractInfo{Name: "lineitem"})
-			st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
+			st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20, RowBatch: decode.RowBatchSize})
 			_ = st.SetSink(s)
 			run := func(p []byte) { sinktest.Feed(b, st, p) }
 			run(decode.AppendColMetadata(nil, tb.Columns))

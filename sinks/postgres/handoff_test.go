@@ -134,7 +134,7 @@ func BenchmarkHandoff(b *testing.B) {
 				if err := s.Open(ctx, sinks.ExtractInfo{Name: name}); err != nil {
 					b.Fatal(err)
 				}
-				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20})
+				st := decode.NewStream(decode.StreamOptions{ResidencyCap: 64 << 20, RowBatch: decode.RowBatchSize})
 				_ = st.SetSink(s)
 				t0, c0 := time.Now(), sinktest.CPUTime()
 				sinktest.Feed(b, st, meta)
