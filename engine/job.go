@@ -155,6 +155,8 @@ type MigrateConfig struct {
 	Identifiers string `mapstructure:"identifiers"`
 	// CaseInsensitive is none (default) or icu.
 	CaseInsensitive string `mapstructure:"case_insensitive"`
+	// Analyze runs ANALYZE on every table once it is loaded and indexed.
+	Analyze bool `mapstructure:"analyze"`
 	// Resume continues an earlier run recorded in the state table.
 	Resume bool `mapstructure:"resume"`
 	// StateTable is schema.table of the record of finished steps

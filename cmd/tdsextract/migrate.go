@@ -29,7 +29,7 @@ func newMigrateCmd(g *globalOpts) *cobra.Command {
 		include, exclude                                        []string
 		parallel                                                int
 		splitRows                                               int64
-		resume, dryRun                                          bool
+		resume, dryRun, analyze                                 bool
 	)
 	cmd := &cobra.Command{
 		Use:   "migrate",
@@ -37,7 +37,8 @@ func newMigrateCmd(g *globalOpts) *cobra.Command {
 		Long: `migrate reads the source database's catalog and recreates it in PostgreSQL: schemas,
 sequences and tables (identities restarted at the source's next value), then the data
 through binary COPY, primary keys, unique constraints, indexes, checks and foreign keys,
---parallel steps at once, each as soon as what it needs is in, then views. Defaults, computed columns, checks, index
+--parallel steps at once, each as soon as what it needs is in, then views (--analyze
+also gathers each table's statistics once it is indexed). Defaults, computed columns, checks, index
 filters and views are translated from T-SQL; what does not translate is reported
 with its original text and left out, never failing the run. --dry-run prints the
 whole plan. A table that fails leaves the others; --resume continues a run.`,
@@ -65,7 +66,8 @@ whole plan. A table that fails leaves the others; --resume continues a run.`,
 				Source: engine.SourceConfig{Connection: secret.Secret(source), PasswordEnv: passwordEnv, Timeout: timeout},
 				Migrate: &engine.MigrateConfig{Target: secret.Secret(target), TargetPasswordEnv: targetPasswordEnv,
 					Include: include, Exclude: exclude, Parallel: parallel, SplitRows: splitRows, Verify: verify, Identifiers: identifiers,
-					CaseInsensitive: caseInsensitive, Resume: resume, StateTable: stateTable, MaintenanceWorkMem: maintenanceWorkMem},
+					CaseInsensitive: caseInsensitive, Resume: resume, StateTable: stateTable, MaintenanceWorkMem: maintenanceWorkMem,
+					Analyze: analyze},
 			}
 			if splitRows == 0 {
 				job.Migrate.SplitRows = -1 // the flag's 0 is never
@@ -89,6 +91,7 @@ whole plan. A table that fails leaves the others; --resume continues a run.`,
 	f.StringVar(&verify, "verify", "none", "none, count (row counts) or checksum (every value, source stream vs read back)")
 	f.StringVar(&identifiers, "identifiers", "lower", "lower (names folded, usable unquoted) or preserve")
 	f.StringVar(&caseInsensitive, "case-insensitive", "none", "keys under a case-insensitive source collation: none (case-sensitive in PostgreSQL, reported), icu (a nondeterministic ICU collation) or citext (the citext extension's type)")
+	f.BoolVar(&analyze, "analyze", false, "ANALYZE every table once it is loaded and indexed, so the planner has statistics when the run ends (otherwise autovacuum gathers them later)")
 	f.BoolVar(&resume, "resume", false, "continue an earlier run: skip what it finished, load what is missing")
 	f.BoolVar(&dryRun, "dry-run", false, "print the whole plan (DDL, lossy mappings, what is not translated) and exit")
 	f.StringVar(&stateTable, "state-table", migrate.DefaultStateTable, "where the target records the steps a run finished")

@@ -29,7 +29,7 @@ func FromJob(job *engine.JobConfig) (*Config, error) {
 		Filter:  catalog.Filter{Include: m.Include, Exclude: m.Exclude},
 		Target: postgres.ConnConfig{Connection: m.Target, PasswordEnv: m.TargetPasswordEnv, PasswordFile: m.TargetPasswordFile,
 			ConnectTimeout: 30 * time.Second, ApplicationName: "tdsextract migrate"},
-		Options:            Options{Identifiers: m.Identifiers, CaseInsensitive: m.CaseInsensitive},
+		Options:            Options{Identifiers: m.Identifiers, CaseInsensitive: m.CaseInsensitive, Analyze: m.Analyze},
 		Parallel:           m.Parallel,
 		SplitRows:          m.SplitRows,
 		Verify:             m.Verify,

@@ -1319,3 +1319,48 @@ func TestViewCaseNotes(t *testing.T) {
 		}
 	}
 }
+
+// With Options.Analyze every table is analyzed once its rows, keys and
+// indexes are in (last_analyze is set only by an explicit ANALYZE, never
+// by autovacuum), the plan shows the statements and the summary the steps;
+// without it, none is.
+func TestAnalyze(t *testing.T) {
+	db := sampledb.New(sampledb.Config{Seed: 11, Rows: sampleRows})
+	for _, on := range []bool{true, false} {
+		name := "migrate_analyze_off"
+		if on {
+			name = "migrate_analyze"
+		}
+		plan, sum, conn := migrated(t, db, name, func(c *Config) { c.Options.Analyze = on }, "warehouse.*")
+		var b bytes.Buffer
+		if err := plan.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "ANALYZE warehouse.stock"); got != on {
+			t.Errorf("analyze %v: the plan shows ANALYZE warehouse.stock: %v", on, got)
+		}
+		steps := 0
+		for _, s := range sum.Steps {
+			if s.Phase == PhaseAnalyze.String() {
+				steps++
+				if s.Status != StepDone {
+					t.Errorf("%+v", s)
+				}
+			}
+		}
+		analyzed := query[int64](t, conn, "SELECT count(*) FROM pg_stat_user_tables WHERE schemaname = 'warehouse' AND last_analyze IS NOT NULL")
+		tables := query[int64](t, conn, "SELECT count(*) FROM pg_tables WHERE schemaname = 'warehouse'")
+		want := int64(0)
+		if on {
+			want = tables
+		}
+		if int64(steps) != want || analyzed != want || tables < 3 {
+			t.Errorf("analyze %v: %d analyze steps, %d of %d tables analyzed", on, steps, analyzed, tables)
+		}
+		if on {
+			if n := query[int64](t, conn, "SELECT count(*) FROM pg_stats WHERE schemaname = 'warehouse' AND tablename = 'movements'"); n == 0 {
+				t.Error("no statistics for warehouse.movements after ANALYZE")
+			}
+		}
+	}
+}

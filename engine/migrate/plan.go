@@ -44,6 +44,12 @@ type Options struct {
 	Identifiers string
 	// CaseInsensitive is CINone (default), CIICU or CICitext.
 	CaseInsensitive string
+	// Analyze adds an ANALYZE of every table once its rows, keys,
+	// indexes and checks are in, so that the planner has statistics as
+	// soon as the migration ends instead of after autovacuum's first
+	// round (which waits for autovacuum_naptime and then works through
+	// the tables one at a time).
+	Analyze bool
 }
 
 // Phase orders the steps of a migration.
@@ -66,10 +72,12 @@ const (
 	// tables check their rows at once (an ADD that validates takes SHARE
 	// ROW EXCLUSIVE on both tables, which makes them queue).
 	PhaseValidate
+	// PhaseAnalyze gathers a table's statistics (Options.Analyze).
+	PhaseAnalyze
 	PhaseView
 )
 
-var phaseNames = [...]string{"setup", "schema", "sequence", "table", "data", "key", "index", "check", "foreign key", "validate", "view"}
+var phaseNames = [...]string{"setup", "schema", "sequence", "table", "data", "key", "index", "check", "foreign key", "validate", "analyze", "view"}
 
 func (p Phase) String() string { return phaseNames[p] }
 
@@ -212,6 +220,13 @@ func Build(ctx context.Context, db *catalog.Database, describe Describer, o Opti
 	}
 	for _, tp := range b.p.Tables {
 		b.foreignKeys(tp)
+	}
+	if b.o.Analyze {
+		for _, tp := range b.p.Tables {
+			// ANALYZE takes SHARE UPDATE EXCLUSIVE, as VALIDATE does
+			b.step(Step{Phase: PhaseAnalyze, Object: tp.Target(), Table: tp.Target(), lock: lockShareUpdateExclusive,
+				SQL: []string{"ANALYZE " + tp.QualifiedName()}})
+		}
 	}
 	for _, v := range views {
 		b.view(v)
