@@ -143,3 +143,47 @@ func TestLendSinkParity(t *testing.T) {
 		t.Fatal("no value was ever stored in lent memory")
 	}
 }
+
+// A sink switched in the middle of a row (as a session does to drain a
+// cancelled response) gets the rest of the row and everything after
+// through its own calls: nothing more is written into the memory the
+// first sink lent.
+func TestSetSinkWithdrawsLentMemory(t *testing.T) {
+	tb, _ := benchDB.Table("sales", "order_lines")
+	meta := decode.AppendColMetadata(nil, tb.Columns)
+	rows := tb.AppendRows(nil, 0, 10, false)
+	first := &lendCapture{}
+	s := newBenchStream(t, meta, first)
+	// the first row whole, then the second up to its fourth byte
+	k, ev, err := s.Next(rows)
+	if err != nil || ev != decode.EventRow {
+		t.Fatalf("first row: %v %v", ev, err)
+	}
+	c, _, err := s.Next(rows[k : k+4])
+	if err != decode.ErrNeedMore || c == 0 {
+		t.Fatalf("partial row: %d bytes, %v", c, err)
+	}
+	k += c // the cells decoded so far went to the first sink
+	held := make([]int, len(first.slots))
+	for i, p := range first.slots {
+		if p != nil {
+			held[i] = len(*p)
+		}
+	}
+	second := &decode.Capture{}
+	if err := s.SetSink(second); err != nil {
+		t.Fatal(err)
+	}
+	second.Columns(tb.Columns, make([]decode.Mode, len(tb.Columns)))
+	if got := decodeRows(t, s, rows[k:]); got != 9 {
+		t.Fatalf("%d rows after the switch, want 9", got)
+	}
+	for i, p := range first.slots {
+		if p != nil && len(*p) != held[i] {
+			t.Errorf("column %d: %d values written into the first sink's memory after the switch", i, len(*p)-held[i])
+		}
+	}
+	if len(second.Rows) != 9 {
+		t.Fatalf("the second sink got %d rows, want 9", len(second.Rows))
+	}
+}

@@ -154,6 +154,12 @@ func NewStream(opts StreamOptions) *Stream {
 // new sink gets its Columns call now and SetSink returns its error, which
 // also stops the stream until Reset.
 func (s *Stream) SetSink(sink CellSink) error {
+	// the old sink's lent memory is not the new sink's: withdrawn at once,
+	// so that the rest of a row in progress goes to the new sink's calls
+	for i := range s.plan {
+		s.plan[i].slot = nil
+	}
+	s.slots = nil
 	s.sink = sink
 	s.cd.setSink(sink)
 	if len(s.meta.Columns) > 0 && !s.inRow {
