@@ -179,7 +179,7 @@ type UTF16Sink interface {
 // Measured on the Parquet sink's cell path (sinks/parquet
 // BenchmarkParquetCellPath, medians of 5 A B pairs): sales.order_lines,
 // six NOT NULL integer and decimal columns, went from 42.8 to 31.1 ns a
-// row. Unlike the refuted whole-row interface (BytesSink), no second
+// row. Unlike the refuted whole-row interface (see BytesSink), no second
 // per-column switch runs in the sink: the row loop's own case stores. A
 // sink that lends nothing pays the test of the plan's slot in every
 // integer and decimal cell: decoding into decode.Nop, whose calls do

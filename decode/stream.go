@@ -125,9 +125,6 @@ type Stream struct {
 	tds   []textDecoder
 	modes []Mode
 	bits  []byte // NBCROW null bitmap, reused
-	// the LendSink's column memory (nil entries for columns not lent); a
-	// fresh array per result set, since the sink may still hold the last
-	slots []*[]uint64
 	cd    cellDecoder
 
 	inRow  bool
@@ -159,7 +156,6 @@ func (s *Stream) SetSink(sink CellSink) error {
 	for i := range s.plan {
 		s.plan[i].slot = nil
 	}
-	s.slots = nil
 	s.sink = sink
 	s.cd.setSink(sink)
 	if len(s.meta.Columns) > 0 && !s.inRow {
@@ -450,13 +446,14 @@ func (s *Stream) makePlans(pos int) error {
 			return s.protoErr(TokenColMetadata, "COLMETADATA column "+strconv.Itoa(i), pos, err.Error())
 		}
 	}
-	s.slots = nil
-	if ls := s.cd.ls; ls != nil && s.sink != nil && nc > 0 {
-		s.slots = make([]*[]uint64, nc)
-		ls.Lend(s.slots)
+	if ls := s.cd.ls; ls != nil && nc > 0 {
+		// the plans point into a fresh array per result set: the sink
+		// may still hold the last one
+		slots := make([]*[]uint64, nc)
+		ls.Lend(slots)
 		for i := range s.plan {
-			if s.slots[i] != nil {
-				s.plan[i].slot = &s.slots[i]
+			if slots[i] != nil {
+				s.plan[i].slot = &slots[i]
 			}
 		}
 	}
@@ -468,18 +465,28 @@ func (s *Stream) startRow(buf []byte, tok byte) (int, Event, error) {
 	if len(s.plan) == 0 {
 		return 0, EventNone, s.protoErr(tok, tokenName(tok), 0, "row without column metadata")
 	}
-	pos := 1
-	s.nbc = tok == TokenNBCRow
-	if s.nbc {
-		nb := len(s.bits)
-		if len(buf) < 1+nb {
-			return 0, EventNone, ErrNeedMore
-		}
-		copy(s.bits, buf[1:1+nb])
-		pos += nb
+	pos, ok := s.beginRow(buf, 0, tok)
+	if !ok {
+		return 0, EventNone, ErrNeedMore
 	}
-	s.inRow, s.col, s.rowTok = true, 0, tok
 	return s.row(buf, pos)
+}
+
+// beginRow starts the ROW or NBCROW token tok at buf[pos]: it copies an
+// NBCROW's null bitmap and makes the row current, returning where its
+// first cell begins; false, and nothing changed, when the bitmap is not
+// wholly in buf.
+func (s *Stream) beginRow(buf []byte, pos int, tok byte) (int, bool) {
+	pos++
+	nbc := tok == TokenNBCRow
+	if nbc {
+		if len(buf)-pos < len(s.bits) {
+			return 0, false
+		}
+		pos += copy(s.bits, buf[pos:])
+	}
+	s.inRow, s.nbc, s.col, s.rowTok = true, nbc, 0, tok
+	return pos, true
 }
 
 // row decodes cells of the row in progress from buf[pos].
@@ -723,18 +730,11 @@ nextRow:
 	done++
 	// another row follows: decode it here, as Next would
 	if done < s.opts.RowBatch && pos < len(buf) {
-		switch tok := buf[pos]; {
-		case tok == TokenRow:
-			pos++
-			s.inRow, s.nbc, s.rowTok, s.col = true, false, tok, 0
-			nbc, d.tok, col = false, tok, 0
-			goto nextRow
-		case tok == TokenNBCRow && pos+1+len(bits) <= len(buf):
-			copy(bits, buf[pos+1:pos+1+len(bits)])
-			pos += 1 + len(bits)
-			s.inRow, s.nbc, s.rowTok, s.col = true, true, tok, 0
-			nbc, d.tok, col = true, tok, 0
-			goto nextRow
+		if tok := buf[pos]; tok == TokenRow || tok == TokenNBCRow {
+			if next, ok := s.beginRow(buf, pos, tok); ok {
+				pos, nbc, d.tok, col = next, s.nbc, tok, 0
+				goto nextRow
+			}
 		}
 	}
 	s.EventRows = done

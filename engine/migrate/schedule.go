@@ -135,7 +135,8 @@ func (r *runner) schedule(ctx context.Context, steps []*Step) {
 // table's keys, indexes and checks wait for all its rows; a foreign key
 // for the rows, keys and indexes of both its tables; a validation for its
 // foreign key; an ANALYZE for the table's rows, keys, indexes and checks
-// (statistics of expression indexes come from it too). rows weighs a table. data are the data steps, in order.
+// (statistics of expression indexes come from it too). rows weighs a
+// table. data are the data steps, in order.
 func planTasks(steps []*Step, rows func(table string) int64) (tasks []*task, data []*Step) {
 	tasks = make([]*task, len(steps))
 	dataOf := map[string][]*task{} // table -> its data tasks

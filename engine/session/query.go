@@ -157,14 +157,11 @@ func (c *Conn) Query(ctx context.Context, q Query, sink decode.CellSink) (*Resul
 }
 
 func (c *Conn) streamOptions() decode.StreamOptions {
-	return decode.StreamOptions{ResidencyCap: c.cfg.ResidencyCap, RequestedFeatures: c.features, RowBatch: rowBatch}
+	// Up to RowBatchSize buffered rows a decoder call: the read loop's own
+	// per-row cost (the return, the event switch, the flag) is paid once
+	// per batch, and cancellation is looked at between batches.
+	return decode.StreamOptions{ResidencyCap: c.cfg.ResidencyCap, RequestedFeatures: c.features, RowBatch: decode.RowBatchSize}
 }
-
-// rowBatch is how many buffered rows one decoder call may complete before
-// the read loop looks at cancellation again: the loop's own per-row cost
-// (the return, the event switch, the flag) is paid once per batch
-// (decode.RowBatchSize says what it saves).
-const rowBatch = decode.RowBatchSize
 
 // cancelPollRows is how often (in rows) the read loop polls the context's
 // Done channel directly, on top of the flag check after every batch.
@@ -195,7 +192,7 @@ func (r *Result) err() error {
 // c.stream, and only when the decoder needs more bytes, wait for the network
 // (fill arms the deadline).
 // Nothing here allocates per row; the cost of cancellation is one atomic
-// load per batch of at most rowBatch rows.
+// load per batch of at most decode.RowBatchSize rows.
 func (c *Conn) readResponse(q *Query, res *Result) error {
 	s := c.stream
 	for {

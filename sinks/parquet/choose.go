@@ -107,11 +107,9 @@ func sampleLimit(cols []colBuf, nrows int) int {
 	}
 	var bytes int64
 	for i := range cols {
-		c := &cols[i]
-		switch {
-		case c.kind.isVar() && nrows <= len(c.off):
+		if c := &cols[i]; c.kind.isVar() && nrows <= len(c.off) {
 			bytes += int64(arenaStart(c.off, nrows))
-		default:
+		} else {
 			bytes += 8 * int64(nrows)
 		}
 	}
